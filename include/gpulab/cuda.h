@@ -1,0 +1,26 @@
+// The few CUDA calls LibTorch's portable C++ API lacks (torch.cuda.set_device and friends).
+// On real GPUs they are c10::cuda's functions; on the simulated node, the simulator's.
+// Lesson code uses these and plain LibTorch only.
+#pragma once
+
+#include <cstdint>
+
+namespace gpulab::cuda {
+
+/// torch.cuda.set_device: makes `index` this thread's current device and creates its
+/// CUDA context at once (CUDA 12). Throws "CUDA error: invalid device ordinal".
+void set_device(int index);
+
+/// torch.cuda.current_device: this thread's current device (0 on every new thread).
+int current_device();
+
+/// torch.cuda.memory_allocated: bytes of live tensors on the device (-1: current).
+std::uint64_t memory_allocated(int index = -1);
+
+/// torch.cuda.memory_reserved: bytes the caching allocator holds on the device.
+std::uint64_t memory_reserved(int index = -1);
+
+/// torch.cuda.empty_cache: returns cached, unused blocks to the device.
+void empty_cache();
+
+}  // namespace gpulab::cuda

@@ -1,0 +1,69 @@
+// The lesson report: what a lesson program did, as observed from outside it.
+//
+// A lesson is plain LibTorch inside run_lesson(); it calls lesson.observe() at the moments
+// worth looking at. Each observation records, per physical GPU, what this process uses
+// (context + reserved memory, read from the node's shared state or NVML — not from the
+// lesson's own bookkeeping) and where the named tensors are. `--json` prints the report
+// (schema: docs/report-schema.md) on stdout; otherwise a readable transcript.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace gpulab {
+
+class Observer;
+
+/// A tensor to locate in an observation, by the name the lesson gives it.
+using NamedTensor = std::pair<std::string, at::Tensor>;
+
+/// Every parameter and buffer of a module, named as named_parameters() names them.
+std::vector<NamedTensor> tensors_of(const torch::nn::Module& module);
+
+class Lesson {
+ public:
+  Lesson(std::string id, int argc, char** argv);
+  ~Lesson();
+  Lesson(const Lesson&) = delete;
+  Lesson& operator=(const Lesson&) = delete;
+
+  /// Records this process's usage of every physical GPU now, and where `tensors` are.
+  void observe(const std::string& label, const std::vector<NamedTensor>& tensors = {});
+  /// Runs `step`; an exception is recorded (type + message) and reported, not fatal.
+  /// Returns whether the step succeeded.
+  bool attempt(const std::string& label, const std::function<void()>& step);
+  /// A line of explanation for the reader (not part of the checks).
+  void say(const std::string& text);
+  /// A free-form fact for the report's "facts" object (e.g. device_count).
+  void fact(const std::string& key, std::int64_t value);
+  void fact(const std::string& key, const std::string& value);
+
+  /// Arguments after the program name that gpulab did not consume (e.g. scenario flags).
+  const std::vector<std::string>& args() const { return args_; }
+  bool json_output() const { return json_; }
+
+  /// Prints the report; returns the process exit code.
+  int finish(int exit_code = 0);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::string> args_;
+  bool json_ = false;
+};
+
+/// Runs a lesson body and reports. An exception escaping the body is recorded as an
+/// error and the program exits 1 with the report still printed.
+int run_lesson(const std::string& id, int argc, char** argv, const std::function<void(Lesson&)>& body);
+
+}  // namespace gpulab

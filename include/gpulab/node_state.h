@@ -1,0 +1,76 @@
+// The state of one simulated node shared by every process that uses it: which processes
+// hold memory on which physical GPU. It plays the role of the driver's bookkeeping that
+// nvidia-smi reads, so any process (a lesson, `gpulab smi`, a DDP rank) sees the others.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpulab/node.h"
+
+namespace gpulab {
+
+/// One live process's footprint on the node.
+struct ProcessUsage {
+  int pid = 0;
+  std::string name;
+  std::vector<std::uint64_t> used_bytes;  ///< per physical GPU: context + reserved memory
+  std::uint64_t context_mask = 0;         ///< bit p set: a context exists on physical GPU p
+};
+
+/// A memory-mapped file (one per node name, under the state directory) guarded by flock.
+/// Slots of processes that are gone — exited or killed, SIGKILL included — are ignored
+/// and reused: liveness is checked by pid and process start time, so nobody cleans up.
+/// A file that is broken (wrong size, magic, version) or describes another node is
+/// rebuilt with a warning on stderr.
+class NodeState {
+ public:
+  explicit NodeState(const Node& node, std::string path = {});
+  ~NodeState();
+  NodeState(const NodeState&) = delete;
+  NodeState& operator=(const NodeState&) = delete;
+
+  /// The state directory: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-<uid>.
+  static std::string default_directory();
+  static std::string default_path(const Node& node);
+
+  /// Publishes this process's record if, on `physical`, every other live process's usage
+  /// plus `mine.used_bytes[physical]` fits in `capacity`. Returns false (and writes nothing)
+  /// when it does not fit; `others_bytes` receives the other processes' usage there.
+  bool publish_if_fits(const ProcessUsage& mine, int physical, std::uint64_t capacity,
+                       std::uint64_t* others_bytes);
+  /// Publishes this process's record unconditionally (memory released, context created).
+  void publish(const ProcessUsage& mine);
+  /// Removes this process's record (normal exit).
+  void withdraw();
+
+  /// Every live process with a record, in slot order.
+  std::vector<ProcessUsage> processes();
+  /// Node-wide usage of a physical GPU by all live processes.
+  std::uint64_t used_bytes(int physical);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Layout;
+  void lock();
+  void unlock();
+  void validate_or_rebuild();
+  int find_own_slot(bool claim);
+
+  std::string path_;
+  std::uint64_t fingerprint_ = 0;
+  int gpu_count_ = 0;
+  int fd_ = -1;
+  Layout* map_ = nullptr;
+  std::mutex mutex_;  // flock does not exclude threads of one process
+  int own_slot_ = -1;
+  std::uint64_t own_start_time_ = 0;
+};
+
+/// Start time of a process in clock ticks since boot (/proc/<pid>/stat), 0 if gone.
+std::uint64_t process_start_time(int pid);
+
+}  // namespace gpulab

@@ -1,0 +1,62 @@
+// Observing GPUs from outside a program's own claims, the way nvidia-smi does: which
+// physical GPU holds memory of which process. On the simulated node the observer reads
+// the node's shared state; on real GPUs it asks NVML.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace c10 {
+struct Device;
+}
+namespace at {
+class Tensor;
+}
+
+namespace gpulab {
+
+/// One process's footprint on one physical GPU (an nvidia-smi process-table row).
+struct ProcessOnGpu {
+  int pid = 0;
+  std::string name;
+  std::uint64_t used_bytes = 0;
+};
+
+/// One physical GPU as nvidia-smi shows it. Indices are physical (PCI bus order).
+struct GpuView {
+  int physical_index = 0;
+  std::string uuid;
+  std::string name;
+  std::string pci_bus_id;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t used_bytes = 0;              ///< all processes
+  std::uint64_t this_process_bytes = 0;      ///< the observing process only
+  bool this_process_context = false;         ///< the observing process has a context here
+  std::vector<ProcessOnGpu> processes;
+};
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  /// "sim" or "cuda".
+  virtual std::string backend() const = 0;
+  /// The simulated node's name, or the host name on real GPUs.
+  virtual std::string node() const = 0;
+  /// Every physical GPU with every process's usage. Never initialises CUDA in the
+  /// calling process, so observing does not freeze CUDA_VISIBLE_DEVICES.
+  virtual std::vector<GpuView> gpus() = 0;
+  /// The physical GPU behind a CUDA device index of this process (CUDA must be initialised).
+  virtual int physical_index(int cuda_index) = 0;
+};
+
+/// The observer for this build: simulated node or NVML.
+std::unique_ptr<Observer> make_observer();
+
+/// The physical GPU (nvidia-smi index) a tensor's memory is on; -1 for a non-CUDA tensor.
+int physical_index_of(const at::Tensor& tensor);
+/// The physical GPU a CUDA device of this process is; -1 for a non-CUDA device.
+int physical_index_of(const c10::Device& device);
+
+}  // namespace gpulab

@@ -1,0 +1,11 @@
+// Precompiled once, reused by every lesson, solution and test (see cmake/GpulabLessons.cmake).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "gpulab/cuda.h"
+#include "gpulab/lesson.h"

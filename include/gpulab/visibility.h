@@ -1,0 +1,41 @@
+// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, as the CUDA driver applies them.
+//
+// Rules (see docs/reference.md, "Visibility"): entries are parsed like strtoul after
+// leading whitespace; the first invalid or out-of-range entry ends the list; any duplicate
+// empties it; GPU-/MIG- UUIDs and unique prefixes; one MIG instance at most.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpulab/node.h"
+
+namespace gpulab {
+
+enum class DeviceOrder { FastestFirst, PciBusId };
+
+/// CUDA_DEVICE_ORDER's value; unset or unknown values mean FASTEST_FIRST, as in CUDA.
+DeviceOrder parse_device_order(const char* value);
+const char* to_string(DeviceOrder order);
+
+/// A device the process can see, in CUDA index order.
+struct VisibleDevice {
+  int physical_index = -1;  ///< position in Node::gpus (nvidia-smi numbering)
+  int mig_index = -1;       ///< index into Gpu::mig, or -1 for a whole GPU
+};
+
+/// CUDA's enumeration of all GPUs before CUDA_VISIBLE_DEVICES: physical indices in
+/// FASTEST_FIRST (higher compute capability first, ties by PCI bus id) or PCI order.
+std::vector<int> enumeration_order(const Node& node, DeviceOrder order);
+
+/// The devices CUDA exposes. `cuda_visible_devices` is the variable's value, or nullopt
+/// when unset.
+std::vector<VisibleDevice> visible_devices(const Node& node,
+                                           const std::optional<std::string>& cuda_visible_devices,
+                                           DeviceOrder order);
+
+/// Total memory and SM count of a visible device (a MIG instance has its own).
+std::uint64_t total_bytes(const Node& node, const VisibleDevice& device);
+
+}  // namespace gpulab

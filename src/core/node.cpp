@@ -1,0 +1,162 @@
+// Node files: JSON descriptions of a machine's physical GPUs (see docs/nodes.md).
+#include "gpulab/node.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace gpulab {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kMiB = 1024ull * 1024ull;
+
+// Every error names the file and the field, and says what was expected.
+[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& what) {
+  throw NodeError("node file '" + file + "': " + field + ": " + what);
+}
+
+const json& member(const json& object, const char* key, const std::string& file,
+                   const std::string& where) {
+  if (!object.contains(key)) fail(file, where + key, "missing");
+  return object.at(key);
+}
+
+std::string string_field(const json& object, const char* key, const std::string& file,
+                         const std::string& where) {
+  const auto& value = member(object, key, file, where);
+  if (!value.is_string()) fail(file, where + key, "expected a string, got " + value.dump());
+  return value.get<std::string>();
+}
+
+std::uint64_t positive_field(const json& object, const char* key, const std::string& file,
+                             const std::string& where) {
+  const auto& value = member(object, key, file, where);
+  if (!value.is_number_integer() || value.get<long long>() <= 0)
+    fail(file, where + key, "expected a positive integer, got " + value.dump());
+  return value.get<std::uint64_t>();
+}
+
+int int_field(const json& object, const char* key, const std::string& file, const std::string& where) {
+  const auto& value = member(object, key, file, where);
+  if (!value.is_number_integer() || value.get<long long>() < 0)
+    fail(file, where + key, "expected a non-negative integer, got " + value.dump());
+  return value.get<int>();
+}
+
+const std::regex kGpuUuid("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+const std::regex kMigUuid("MIG-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+const std::regex kPciBusId("[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-9A-F]");
+const std::regex kComputeCapability("([0-9]+)\\.([0-9]+)");
+
+MigInstance parse_mig(const json& entry, const std::string& file, const std::string& where) {
+  if (!entry.is_object()) fail(file, where, "expected an object");
+  MigInstance mig;
+  mig.uuid = string_field(entry, "uuid", file, where + ".");
+  if (!std::regex_match(mig.uuid, kMigUuid))
+    fail(file, where + ".uuid", "expected MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '" + mig.uuid + "'");
+  mig.gpu_instance = int_field(entry, "gpu_instance", file, where + ".");
+  mig.compute_instance = int_field(entry, "compute_instance", file, where + ".");
+  mig.total_bytes = positive_field(entry, "memory_mib", file, where + ".") * kMiB;
+  mig.sm_count = static_cast<int>(positive_field(entry, "sm_count", file, where + "."));
+  return mig;
+}
+
+Gpu parse_gpu(const json& entry, const std::string& file, const std::string& where) {
+  if (!entry.is_object()) fail(file, where, "expected an object");
+  const std::string prefix = where + ".";
+  Gpu gpu;
+  gpu.name = string_field(entry, "name", file, prefix);
+  gpu.uuid = string_field(entry, "uuid", file, prefix);
+  if (!std::regex_match(gpu.uuid, kGpuUuid))
+    fail(file, prefix + "uuid", "expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (lower-case hex), got '" + gpu.uuid + "'");
+  gpu.pci_bus_id = string_field(entry, "pci_bus_id", file, prefix);
+  if (!std::regex_match(gpu.pci_bus_id, kPciBusId))
+    fail(file, prefix + "pci_bus_id", "expected NVML form 00000000:07:00.0 (upper-case hex), got '" + gpu.pci_bus_id + "'");
+  gpu.total_bytes = positive_field(entry, "memory_mib", file, prefix) * kMiB;
+  const std::string cc = string_field(entry, "compute_capability", file, prefix);
+  std::smatch parts;
+  if (!std::regex_match(cc, parts, kComputeCapability))
+    fail(file, prefix + "compute_capability", "expected MAJOR.MINOR such as \"8.0\", got '" + cc + "'");
+  gpu.cc_major = std::stoi(parts[1]);
+  gpu.cc_minor = std::stoi(parts[2]);
+  gpu.sm_count = static_cast<int>(positive_field(entry, "sm_count", file, prefix));
+  gpu.context_bytes = positive_field(entry, "context_mib", file, prefix) * kMiB;
+  if (gpu.context_bytes >= gpu.total_bytes)
+    fail(file, prefix + "context_mib", "must be smaller than memory_mib");
+  if (entry.contains("mig")) {
+    const auto& list = entry.at("mig");
+    if (!list.is_array()) fail(file, prefix + "mig", "expected an array");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      gpu.mig.push_back(parse_mig(list[i], file, prefix + "mig[" + std::to_string(i) + "]"));
+  }
+  return gpu;
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+}  // namespace
+
+Node load_node_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw NodeError("node file '" + path + "': cannot be opened");
+  json document;
+  try {
+    document = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw NodeError("node file '" + path + "': not valid JSON: " + e.what());
+  }
+  if (!document.is_object()) fail(path, "(top level)", "expected an object");
+  Node node;
+  node.source = path;
+  node.name = string_field(document, "name", path, "");
+  if (document.contains("description") && document.at("description").is_string())
+    node.description = document.at("description").get<std::string>();
+  const auto& gpus = member(document, "gpus", path, "");
+  if (!gpus.is_array() || gpus.empty()) fail(path, "gpus", "expected a non-empty array");
+  if (gpus.size() > static_cast<std::size_t>(kMaxGpus))
+    fail(path, "gpus", "at most " + std::to_string(kMaxGpus) + " GPUs are supported");
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    node.gpus.push_back(parse_gpu(gpus[i], path, "gpus[" + std::to_string(i) + "]"));
+  // Physical indices are nvidia-smi's, which follow the PCI bus id; the file must agree.
+  for (std::size_t i = 1; i < node.gpus.size(); ++i) {
+    if (node.gpus[i].pci_bus_id <= node.gpus[i - 1].pci_bus_id)
+      fail(path, "gpus[" + std::to_string(i) + "].pci_bus_id",
+           "GPUs must be listed in ascending PCI bus order (nvidia-smi order), but '" +
+               node.gpus[i].pci_bus_id + "' follows '" + node.gpus[i - 1].pci_bus_id + "'");
+    for (std::size_t j = 0; j < i; ++j)
+      if (node.gpus[i].uuid == node.gpus[j].uuid)
+        fail(path, "gpus[" + std::to_string(i) + "].uuid", "duplicates gpus[" + std::to_string(j) + "].uuid");
+  }
+  return node;
+}
+
+std::string resolve_node_path(const std::string& spec) {
+  if (spec.empty()) throw NodeError("GPULAB_NODE is set but empty: give a node name or a path to a .json file");
+  const bool is_path = spec.find('/') != std::string::npos ||
+                       (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0);
+  if (is_path) return spec;
+  std::vector<std::string> dirs;
+  if (const char* custom = std::getenv("GPULAB_NODES_DIR"); custom != nullptr && *custom != '\0')
+    dirs.emplace_back(custom);
+  dirs.emplace_back(GPULAB_BUILTIN_NODES_DIR);
+  dirs.emplace_back(GPULAB_INSTALLED_NODES_DIR);
+  for (const auto& dir : dirs) {
+    const std::string candidate = dir + "/" + spec + ".json";
+    if (exists(candidate)) return candidate;
+  }
+  throw NodeError("no node named '" + spec + "' (looked in " + dirs.front() +
+                  "); list them with `gpulab nodes`, or give a path to a .json file");
+}
+
+Node load_selected_node() {
+  const char* spec = std::getenv("GPULAB_NODE");
+  return load_node_file(resolve_node_path(spec != nullptr ? spec : kDefaultNodeName));
+}
+
+}  // namespace gpulab

@@ -1,0 +1,298 @@
+#include "gpulab/node_state.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gpulab {
+namespace {
+
+constexpr char kMagic[8] = {'G', 'P', 'U', 'L', 'A', 'B', 'N', 'S'};
+constexpr std::uint32_t kVersion = 1;
+constexpr int kSlots = 256;
+
+struct Slot {
+  std::int32_t pid;
+  std::uint32_t unused;
+  std::uint64_t start_time;
+  char name[48];
+  std::uint64_t context_mask;
+  std::uint64_t used[kMaxGpus];
+};
+
+std::uint64_t fingerprint_of(const Node& node) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&](const std::string& text) {
+    for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  };
+  mix(node.name);
+  for (const auto& gpu : node.gpus) {
+    mix(gpu.uuid);
+    mix(std::to_string(gpu.total_bytes));
+  }
+  return hash;
+}
+
+std::string own_process_name() {
+  std::ifstream comm("/proc/self/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name.empty() ? "unknown" : name;
+}
+
+void make_directories(const std::string& dir) {
+  std::string partial;
+  std::stringstream parts(dir);
+  std::string part;
+  if (!dir.empty() && dir[0] == '/') partial = "/";
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    partial += part + "/";
+    if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
+      throw std::runtime_error("cannot create state directory '" + partial + "': " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+struct NodeState::Layout {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t gpu_count;
+  std::uint64_t fingerprint;
+  std::uint32_t slot_count;
+  std::uint32_t unused[9];
+  Slot slots[kSlots];
+};
+
+std::uint64_t process_start_time(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  // The command name may hold spaces and parentheses: fields restart after the last ')'.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) {  // starttime is field 22; field 3 comes first here
+    if (!(fields >> field)) return 0;
+  }
+  return std::stoull(field);
+}
+
+namespace {
+bool slot_is_live(const Slot& slot) {
+  if (slot.pid <= 0) return false;
+  if (kill(slot.pid, 0) != 0 && errno != EPERM) return false;
+  return process_start_time(slot.pid) == slot.start_time;
+}
+}  // namespace
+
+std::string NodeState::default_directory() {
+  if (const char* dir = std::getenv("GPULAB_STATE_DIR"); dir != nullptr && *dir != '\0') return dir;
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run != nullptr && *run != '\0')
+    return std::string(run) + "/gpulab";
+  return "/tmp/gpulab-" + std::to_string(getuid());
+}
+
+std::string NodeState::default_path(const Node& node) {
+  return default_directory() + "/" + node.name + ".state";
+}
+
+NodeState::NodeState(const Node& node, std::string path)
+    : path_(path.empty() ? default_path(node) : std::move(path)),
+      fingerprint_(fingerprint_of(node)),
+      gpu_count_(static_cast<int>(node.gpus.size())) {
+  const auto slash = path_.rfind('/');
+  if (slash != std::string::npos && slash > 0) make_directories(path_.substr(0, slash));
+  fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw std::runtime_error("cannot open node state '" + path_ + "': " + std::strerror(errno));
+  std::lock_guard<std::mutex> guard(mutex_);
+  lock();
+  try {
+    validate_or_rebuild();
+  } catch (...) {
+    unlock();
+    throw;
+  }
+  unlock();
+}
+
+NodeState::~NodeState() {
+  if (map_ != nullptr) munmap(map_, sizeof(Layout));
+  if (fd_ >= 0) close(fd_);
+}
+
+void NodeState::lock() {
+  while (flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) throw std::runtime_error("cannot lock node state '" + path_ + "': " + std::strerror(errno));
+  }
+}
+
+void NodeState::unlock() { flock(fd_, LOCK_UN); }
+
+// Called with the lock held: maps the file and makes sure it is a state file of this node.
+void NodeState::validate_or_rebuild() {
+  struct stat info {};
+  if (fstat(fd_, &info) != 0) throw std::runtime_error("cannot stat node state '" + path_ + "'");
+  std::string problem;
+  if (info.st_size == 0) {
+    problem = "new";
+  } else if (static_cast<std::size_t>(info.st_size) != sizeof(Layout)) {
+    problem = "it has " + std::to_string(info.st_size) + " bytes, expected " + std::to_string(sizeof(Layout));
+  }
+  if (problem.empty() || problem == "new") {
+    if (problem == "new" && ftruncate(fd_, sizeof(Layout)) != 0)
+      throw std::runtime_error("cannot size node state '" + path_ + "': " + std::strerror(errno));
+  } else {
+    if (map_ != nullptr) {
+      munmap(map_, sizeof(Layout));
+      map_ = nullptr;
+    }
+    if (ftruncate(fd_, 0) != 0 || ftruncate(fd_, sizeof(Layout)) != 0)
+      throw std::runtime_error("cannot rebuild node state '" + path_ + "': " + std::strerror(errno));
+  }
+  if (map_ == nullptr) {
+    void* mapped = mmap(nullptr, sizeof(Layout), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (mapped == MAP_FAILED) throw std::runtime_error("cannot map node state '" + path_ + "': " + std::strerror(errno));
+    map_ = static_cast<Layout*>(mapped);
+  }
+  if (problem.empty()) {
+    if (std::memcmp(map_->magic, kMagic, sizeof kMagic) != 0) problem = "bad magic";
+    else if (map_->version != kVersion) problem = "version " + std::to_string(map_->version) + ", expected " + std::to_string(kVersion);
+    else if (map_->fingerprint != fingerprint_ || map_->gpu_count != static_cast<std::uint32_t>(gpu_count_))
+      problem = "it describes another node";
+    else if (map_->slot_count != kSlots) problem = "bad slot count";
+  }
+  if (problem.empty()) return;
+  if (problem != "new")
+    std::fprintf(stderr, "gpulab: warning: node state '%s' was unusable (%s); rebuilt it empty\n",
+                 path_.c_str(), problem.c_str());
+  std::memset(static_cast<void*>(map_), 0, sizeof(Layout));
+  std::memcpy(map_->magic, kMagic, sizeof kMagic);
+  map_->version = kVersion;
+  map_->gpu_count = static_cast<std::uint32_t>(gpu_count_);
+  map_->fingerprint = fingerprint_;
+  map_->slot_count = kSlots;
+  own_slot_ = -1;
+}
+
+int NodeState::find_own_slot(bool claim) {
+  const int pid = getpid();
+  if (own_start_time_ == 0) own_start_time_ = process_start_time(pid);
+  if (own_slot_ >= 0) {
+    const Slot& slot = map_->slots[own_slot_];
+    if (slot.pid == pid && slot.start_time == own_start_time_) return own_slot_;
+    own_slot_ = -1;
+  }
+  for (int i = 0; i < kSlots; ++i)
+    if (map_->slots[i].pid == pid && map_->slots[i].start_time == own_start_time_) return own_slot_ = i;
+  if (!claim) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    if (slot_is_live(map_->slots[i])) continue;
+    Slot& slot = map_->slots[i];
+    std::memset(static_cast<void*>(&slot), 0, sizeof slot);
+    slot.pid = pid;
+    slot.start_time = own_start_time_;
+    std::snprintf(slot.name, sizeof slot.name, "%s", own_process_name().c_str());
+    return own_slot_ = i;
+  }
+  throw std::runtime_error("node state '" + path_ + "' has no free process slot (" + std::to_string(kSlots) + " live processes)");
+}
+
+namespace {
+void write_record(Slot& slot, const ProcessUsage& mine, int gpu_count) {
+  for (int g = 0; g < gpu_count; ++g) slot.used[g] = mine.used_bytes.at(static_cast<std::size_t>(g));
+  slot.context_mask = mine.context_mask;
+}
+}  // namespace
+
+bool NodeState::publish_if_fits(const ProcessUsage& mine, int physical, std::uint64_t capacity,
+                                std::uint64_t* others_bytes) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  lock();
+  try {
+    validate_or_rebuild();
+    const int own = find_own_slot(true);
+    std::uint64_t others = 0;
+    for (int i = 0; i < kSlots; ++i)
+      if (i != own && slot_is_live(map_->slots[i])) others += map_->slots[i].used[physical];
+    if (others_bytes != nullptr) *others_bytes = others;
+    const bool fits = others + mine.used_bytes.at(static_cast<std::size_t>(physical)) <= capacity;
+    if (fits) write_record(map_->slots[own], mine, gpu_count_);
+    unlock();
+    return fits;
+  } catch (...) {
+    unlock();
+    throw;
+  }
+}
+
+void NodeState::publish(const ProcessUsage& mine) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  lock();
+  try {
+    validate_or_rebuild();
+    write_record(map_->slots[find_own_slot(true)], mine, gpu_count_);
+  } catch (...) {
+    unlock();
+    throw;
+  }
+  unlock();
+}
+
+void NodeState::withdraw() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  lock();
+  try {
+    validate_or_rebuild();
+    const int own = find_own_slot(false);
+    if (own >= 0) std::memset(static_cast<void*>(&map_->slots[own]), 0, sizeof(Slot));
+    own_slot_ = -1;
+  } catch (...) {
+    unlock();
+    throw;
+  }
+  unlock();
+}
+
+std::vector<ProcessUsage> NodeState::processes() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  lock();
+  std::vector<ProcessUsage> live;
+  try {
+    validate_or_rebuild();
+    for (const Slot& slot : map_->slots) {
+      if (!slot_is_live(slot)) continue;
+      ProcessUsage usage;
+      usage.pid = slot.pid;
+      usage.name.assign(slot.name, strnlen(slot.name, sizeof slot.name));
+      usage.used_bytes.assign(slot.used, slot.used + gpu_count_);
+      usage.context_mask = slot.context_mask;
+      live.push_back(std::move(usage));
+    }
+  } catch (...) {
+    unlock();
+    throw;
+  }
+  unlock();
+  return live;
+}
+
+std::uint64_t NodeState::used_bytes(int physical) {
+  std::uint64_t total = 0;
+  for (const auto& process : processes()) total += process.used_bytes.at(static_cast<std::size_t>(physical));
+  return total;
+}
+
+}  // namespace gpulab

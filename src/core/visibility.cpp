@@ -1,0 +1,187 @@
+// CUDA_VISIBLE_DEVICES parsing. The rules follow the CUDA Programming Guide plus the
+// driver behaviour PyTorch encodes in torch.cuda._parse_visible_devices (tests in
+// test/test_cuda_nvml_based_avail.py); see docs/reference.md for the sources.
+#include "gpulab/visibility.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string_view>
+
+namespace gpulab {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& value) {
+  std::vector<std::string> parts;
+  std::string::size_type start = 0;
+  while (true) {
+    const auto comma = value.find(',', start);
+    parts.push_back(value.substr(start, comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// Like strtoul on an entry: an optional sign, then the leading digits ("1gpu2" -> 1,
+// "+3" -> 3, "-0" -> 0). Returns -1 when the entry does not start with a number or the
+// number is negative, which ends the list.
+long long leading_integer(std::string_view entry) {
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < entry.size() && (entry[i] == '+' || entry[i] == '-')) negative = entry[i++] == '-';
+  const std::size_t digits_start = i;
+  long long value = 0;
+  while (i < entry.size() && std::isdigit(static_cast<unsigned char>(entry[i]))) {
+    value = std::min<long long>(value * 10 + (entry[i] - '0'), 1LL << 40);
+    ++i;
+  }
+  if (i == digits_start) return -1;
+  if (negative) return value == 0 ? 0 : -1;
+  return value;
+}
+
+// Entries that start with `prefix`, up to the first that does not; a repeated entry
+// empties the list.
+std::vector<std::string> prefixed_entries(const std::string& value, std::string_view prefix) {
+  std::vector<std::string> entries;
+  for (const auto& entry : split_commas(value)) {
+    if (std::find(entries.begin(), entries.end(), entry) != entries.end()) return {};
+    if (!starts_with(entry, prefix)) break;
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+// Index of the one candidate that `entry` is a prefix of; -1 if none or ambiguous.
+template <typename Names>
+int unique_prefix_match(const std::string& entry, const Names& names) {
+  int match = -1;
+  for (int i = 0; i < static_cast<int>(names.size()); ++i) {
+    if (!starts_with(names[i], entry)) continue;
+    if (match != -1) return -1;
+    match = i;
+  }
+  return match;
+}
+
+std::vector<VisibleDevice> by_index(const Node& node, const std::string& value, DeviceOrder order) {
+  std::vector<long long> indices;
+  for (const auto& entry : split_commas(value)) {
+    const long long index = leading_integer(trim(entry));
+    if (std::find(indices.begin(), indices.end(), index) != indices.end()) return {};
+    if (index < 0) break;
+    indices.push_back(index);
+  }
+  const auto enumeration = enumeration_order(node, order);
+  std::vector<VisibleDevice> devices;
+  for (const long long index : indices) {
+    if (index >= static_cast<long long>(enumeration.size())) break;
+    devices.push_back({enumeration[static_cast<std::size_t>(index)], -1});
+  }
+  return devices;
+}
+
+std::vector<VisibleDevice> by_gpu_uuid(const Node& node, const std::string& value) {
+  std::vector<std::string> uuids;
+  for (const auto& gpu : node.gpus) uuids.push_back(gpu.uuid);
+  std::vector<VisibleDevice> devices;
+  for (const auto& entry : prefixed_entries(value, "GPU-")) {
+    const int physical = unique_prefix_match(entry, uuids);
+    if (physical < 0) break;
+    for (const auto& seen : devices)
+      if (seen.physical_index == physical) return {};
+    devices.push_back({physical, -1});
+  }
+  return devices;
+}
+
+// MIG-<GPU-UUID>/<gi>/<ci> or (a unique prefix of) MIG-<uuid>.
+std::vector<VisibleDevice> by_mig(const Node& node, const std::string& value) {
+  std::vector<std::string> names;
+  std::vector<VisibleDevice> targets;
+  for (int g = 0; g < static_cast<int>(node.gpus.size()); ++g) {
+    const auto& gpu = node.gpus[static_cast<std::size_t>(g)];
+    for (int m = 0; m < static_cast<int>(gpu.mig.size()); ++m) {
+      names.push_back(gpu.mig[static_cast<std::size_t>(m)].uuid);
+      targets.push_back({g, m});
+    }
+  }
+  std::vector<VisibleDevice> devices;
+  for (const auto& entry : prefixed_entries(value, "MIG-")) {
+    int match = -1;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const auto& gpu = node.gpus[static_cast<std::size_t>(targets[i].physical_index)];
+      const auto& mig = gpu.mig[static_cast<std::size_t>(targets[i].mig_index)];
+      const std::string by_gpu = "MIG-" + gpu.uuid + "/" + std::to_string(mig.gpu_instance) + "/" +
+                                 std::to_string(mig.compute_instance);
+      if (entry == by_gpu) match = static_cast<int>(i);
+    }
+    if (match < 0) match = unique_prefix_match(entry, names);
+    if (match < 0) break;
+    for (const auto& seen : devices)
+      if (seen.physical_index == targets[static_cast<std::size_t>(match)].physical_index &&
+          seen.mig_index == targets[static_cast<std::size_t>(match)].mig_index)
+        return {};
+    devices.push_back(targets[static_cast<std::size_t>(match)]);
+  }
+  // A CUDA process can enumerate a single MIG instance (CUDA MIG user guide).
+  if (devices.size() > 1) devices.resize(1);
+  return devices;
+}
+
+}  // namespace
+
+DeviceOrder parse_device_order(const char* value) {
+  if (value != nullptr && std::strcmp(value, "PCI_BUS_ID") == 0) return DeviceOrder::PciBusId;
+  return DeviceOrder::FastestFirst;
+}
+
+const char* to_string(DeviceOrder order) {
+  return order == DeviceOrder::PciBusId ? "PCI_BUS_ID" : "FASTEST_FIRST";
+}
+
+std::vector<int> enumeration_order(const Node& node, DeviceOrder order) {
+  std::vector<int> physical(node.gpus.size());
+  for (std::size_t i = 0; i < physical.size(); ++i) physical[i] = static_cast<int>(i);
+  if (order == DeviceOrder::FastestFirst) {
+    // Observed heuristic: higher compute capability first; ties keep PCI order.
+    std::stable_sort(physical.begin(), physical.end(), [&](int a, int b) {
+      const auto& ga = node.gpus[static_cast<std::size_t>(a)];
+      const auto& gb = node.gpus[static_cast<std::size_t>(b)];
+      return ga.cc_major * 10 + ga.cc_minor > gb.cc_major * 10 + gb.cc_minor;
+    });
+  }
+  return physical;
+}
+
+std::vector<VisibleDevice> visible_devices(const Node& node,
+                                           const std::optional<std::string>& cuda_visible_devices,
+                                           DeviceOrder order) {
+  if (!cuda_visible_devices) {
+    std::vector<VisibleDevice> all;
+    for (const int physical : enumeration_order(node, order)) all.push_back({physical, -1});
+    return all;
+  }
+  const std::string& value = *cuda_visible_devices;
+  if (starts_with(value, "GPU-")) return by_gpu_uuid(node, value);
+  if (starts_with(value, "MIG-")) return by_mig(node, value);
+  return by_index(node, value, order);
+}
+
+std::uint64_t total_bytes(const Node& node, const VisibleDevice& device) {
+  const auto& gpu = node.gpus.at(static_cast<std::size_t>(device.physical_index));
+  if (device.mig_index >= 0) return gpu.mig.at(static_cast<std::size_t>(device.mig_index)).total_bytes;
+  return gpu.total_bytes;
+}
+
+}  // namespace gpulab

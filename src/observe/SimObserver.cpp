@@ -1,0 +1,65 @@
+// The simulated node's observer: reads the node state shared by every process, like
+// nvidia-smi reads the driver's.
+#include <unistd.h>
+
+#include "SimErrors.h"
+#include "gpulab/node_state.h"
+#include "gpulab/observe.h"
+
+namespace gpulab {
+namespace {
+
+class SimObserver final : public Observer {
+ public:
+  // The node comes from the driver when CUDA is up (it froze the environment), else from
+  // GPULAB_NODE: observing alone must not initialise CUDA.
+  SimObserver() : node_(sim::Driver::initialized() ? sim::Driver::get().node() : load_selected_node()), state_(node_) {}
+
+  std::string backend() const override { return "sim"; }
+  std::string node() const override { return node_.name; }
+
+  std::vector<GpuView> gpus() override {
+    std::vector<GpuView> views;
+    for (std::size_t p = 0; p < node_.gpus.size(); ++p) {
+      const Gpu& gpu = node_.gpus[p];
+      GpuView view;
+      view.physical_index = static_cast<int>(p);
+      view.uuid = gpu.uuid;
+      view.name = gpu.name;
+      view.pci_bus_id = gpu.pci_bus_id;
+      view.total_bytes = gpu.total_bytes;
+      views.push_back(std::move(view));
+    }
+    const int self = getpid();
+    for (const ProcessUsage& process : state_.processes()) {
+      for (std::size_t p = 0; p < views.size(); ++p) {
+        const std::uint64_t used = process.used_bytes[p];
+        const bool context = (process.context_mask >> p) & 1u;
+        if (used == 0 && !context) continue;
+        views[p].used_bytes += used;
+        views[p].processes.push_back({process.pid, process.name, used});
+        if (process.pid == self) {
+          views[p].this_process_bytes = used;
+          views[p].this_process_context = context;
+        }
+      }
+    }
+    return views;
+  }
+
+  int physical_index(int cuda_index) override {
+    sim::Driver& driver = sim::driver();
+    sim::check(driver.check_device(cuda_index));
+    return driver.physical_index(cuda_index);
+  }
+
+ private:
+  Node node_;
+  NodeState state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Observer> make_observer() { return std::make_unique<SimObserver>(); }
+
+}  // namespace gpulab

@@ -1,0 +1,143 @@
+#include "gpulab/lesson.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <typeinfo>
+
+#include <c10/util/Exception.h>
+#include <c10/util/Type.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/nn/module.h>
+#include <unistd.h>
+
+#include "gpulab/observe.h"
+
+namespace gpulab {
+namespace {
+
+using Json = nlohmann::json;
+
+const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE"};
+
+Json env_snapshot() {
+  Json env = Json::object();
+  for (const char* name : kEnvironment) {
+    const char* value = std::getenv(name);
+    env[name] = value != nullptr ? Json(value) : Json(nullptr);
+  }
+  return env;
+}
+
+std::string device_string(const at::Tensor& tensor) {
+  if (!tensor.defined()) return "undefined";
+  return tensor.device().str();
+}
+
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0); }
+
+// The exception's type and its message without LibTorch's C++ backtrace.
+std::pair<std::string, std::string> describe(const std::exception& error) {
+  const std::string type = c10::demangle(typeid(error).name());
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error))
+    return {type, c10_error->what_without_backtrace()};
+  return {type, error.what()};
+}
+
+}  // namespace
+
+std::vector<NamedTensor> tensors_of(const torch::nn::Module& module) {
+  std::vector<NamedTensor> tensors;
+  for (const auto& item : module.named_parameters()) tensors.emplace_back(item.key(), item.value());
+  for (const auto& item : module.named_buffers()) tensors.emplace_back(item.key(), item.value());
+  return tensors;
+}
+
+struct Lesson::Impl {
+  Json report;
+  std::unique_ptr<Observer> observer;
+};
+
+Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<Impl>()) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") json_ = true;
+    else args_.push_back(arg);
+  }
+  impl_->observer = make_observer();
+  impl_->report = {{"lesson", std::move(id)},
+                   {"backend", impl_->observer->backend()},
+                   {"node", impl_->observer->node()},
+                   {"pid", getpid()},
+                   {"env", env_snapshot()},
+                   {"facts", Json::object()},
+                   {"observations", Json::array()},
+                   {"errors", Json::array()}};
+}
+
+Lesson::~Lesson() = default;
+
+void Lesson::observe(const std::string& label, const std::vector<NamedTensor>& tensors) {
+  Json gpus = Json::array();
+  std::string usage;
+  for (const GpuView& gpu : impl_->observer->gpus()) {
+    if (gpu.this_process_bytes == 0 && !gpu.this_process_context) continue;
+    gpus.push_back({{"physical_index", gpu.physical_index},
+                    {"used_bytes", gpu.this_process_bytes},
+                    {"context", gpu.this_process_context}});
+    usage += fmt::format("{}GPU {} {}", usage.empty() ? "" : ", ", gpu.physical_index, mib(gpu.this_process_bytes));
+  }
+  Json located = Json::array();
+  std::string places;
+  for (const auto& [name, tensor] : tensors) {
+    const int physical = physical_index_of(tensor);
+    located.push_back({{"name", name},
+                       {"device", device_string(tensor)},
+                       {"physical_index", physical >= 0 ? Json(physical) : Json(nullptr)}});
+    places += fmt::format("\n      {} is on {}{}", name, device_string(tensor),
+                          physical >= 0 ? fmt::format(" = physical GPU {}", physical) : "");
+  }
+  impl_->report["observations"].push_back({{"label", label}, {"gpus", gpus}, {"tensors", located}});
+  if (!json_)
+    std::cout << fmt::format("  [{}]\n      this process uses: {}{}\n", label, usage.empty() ? "no GPU" : usage, places)
+              << std::flush;
+}
+
+bool Lesson::attempt(const std::string& label, const std::function<void()>& step) {
+  try {
+    step();
+    return true;
+  } catch (const std::exception& error) {
+    const auto [type, message] = describe(error);
+    impl_->report["errors"].push_back({{"label", label}, {"type", type}, {"message", message}});
+    if (!json_) std::cout << fmt::format("  [{}] raised {}:\n      {}\n", label, type, message) << std::flush;
+    return false;
+  }
+}
+
+void Lesson::say(const std::string& text) { (json_ ? std::cerr : std::cout) << text << '\n' << std::flush; }
+
+void Lesson::fact(const std::string& key, std::int64_t value) { impl_->report["facts"][key] = value; }
+void Lesson::fact(const std::string& key, const std::string& value) { impl_->report["facts"][key] = value; }
+
+int Lesson::finish(int exit_code) {
+  impl_->report["exit_code"] = exit_code;
+  impl_->report["env_at_exit"] = env_snapshot();
+  if (json_) std::cout << impl_->report.dump(2) << std::endl;
+  return exit_code;
+}
+
+int run_lesson(const std::string& id, int argc, char** argv, const std::function<void(Lesson&)>& body) {
+  std::unique_ptr<Lesson> lesson;
+  try {
+    lesson = std::make_unique<Lesson>(id, argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "gpulab: lesson " << id << " cannot start: " << describe(error).second << '\n';
+    return 2;
+  }
+  const bool ok = lesson->attempt("uncaught", [&] { body(*lesson); });
+  return lesson->finish(ok ? 0 : 1);
+}
+
+}  // namespace gpulab

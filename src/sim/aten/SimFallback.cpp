@@ -1,0 +1,146 @@
+// The boxed fallback for every CUDA op without its own kernel: run the CPU kernel on
+// host aliases of the device tensors. Inputs are not copied and in-place/out= results
+// land in device memory directly; only freshly created results are copied onto the
+// device (through the caching allocator, so they count as device memory).
+//
+// Unlike at::native::cpu_fallback, it keeps CUDA's device rules: all tensors of an op
+// must be on one device (CPU scalars excepted), else PyTorch's "Expected all tensors to
+// be on the same device" error.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "HostAlias.h"
+#include "SimErrors.h"
+
+namespace gpulab::sim {
+namespace {
+
+struct Aliased {
+  at::Tensor device;  // the caller's CUDA tensor
+  at::Tensor host;    // its host alias, handed to the CPU kernel
+};
+
+class DeviceRule {
+ public:
+  explicit DeviceRule(const c10::OperatorHandle& op)
+      : cpu_tensors_allowed_(op.schema().name().rfind("aten::index", 0) == 0) {}
+
+  void see(const at::Tensor& tensor) {
+    if (!tensor.defined()) return;
+    if (tensor.is_cuda()) {
+      if (!device_) device_ = tensor.device();
+      else if (*device_ != tensor.device()) conflict(*device_, tensor.device());
+      if (cpu_) conflict(*device_, *cpu_);
+    } else if (tensor.is_cpu() && tensor.dim() > 0 && !cpu_tensors_allowed_) {
+      cpu_ = tensor.device();
+      if (device_) conflict(*device_, *cpu_);
+    }
+  }
+  void see_device_argument(const c10::Device& device) {
+    if (!device_) device_ = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(resolve(device)));
+  }
+  std::optional<c10::Device> device() const { return device_; }
+
+ private:
+  static int resolve(const c10::Device& device) {
+    return device.has_index() ? device.index() : Driver::current_device();
+  }
+  [[noreturn]] static void conflict(const c10::Device& a, const c10::Device& b) {
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a,
+                " and ", b, "!");
+  }
+  bool cpu_tensors_allowed_;
+  std::optional<c10::Device> device_;
+  std::optional<c10::Device> cpu_;
+};
+
+c10::IValue to_host(const c10::IValue& value, DeviceRule& rule, std::vector<Aliased>& aliased) {
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    rule.see(tensor);
+    if (!tensor.defined() || !tensor.is_cuda()) return value;
+    aliased.push_back({tensor, host_alias(tensor)});
+    return aliased.back().host;
+  }
+  if (value.isTensorList()) {
+    c10::List<at::Tensor> host;
+    for (const at::Tensor& tensor : value.toTensorList()) host.push_back(to_host(tensor, rule, aliased).toTensor());
+    return host;
+  }
+  if (value.isList()) {  // e.g. Tensor?[] of index ops
+    const auto list = value.toList();
+    c10::impl::GenericList host(list.elementType());
+    for (std::size_t i = 0; i < list.size(); ++i) host.push_back(to_host(list.get(i), rule, aliased));
+    return host;
+  }
+  if (value.isDevice() && value.toDevice().is_cuda()) {
+    rule.see_device_argument(value.toDevice());
+    return c10::Device(c10::DeviceType::CPU);
+  }
+  return value;
+}
+
+at::Tensor to_device(const at::Tensor& result, const std::vector<Aliased>& aliased,
+                     const std::optional<c10::Device>& device) {
+  if (!result.defined() || !result.is_cpu()) return result;
+  for (const auto& a : aliased)
+    if (result.is_same(a.host)) return a.device;  // in-place or out=: the caller's tensor
+  for (const auto& a : aliased)
+    if (result.storage().is_alias_of(a.host.storage())) return device_view(a.device, result);  // a view
+  if (!device) return result;  // no CUDA tensor involved after all
+  return result.to(*device);     // a new result: onto the device, through the allocator
+}
+
+c10::IValue to_device(const c10::IValue& value, const std::vector<Aliased>& aliased,
+                      const std::optional<c10::Device>& device) {
+  if (value.isTensor()) return to_device(value.toTensor(), aliased, device);
+  if (value.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& tensor : value.toTensorList()) out.push_back(to_device(tensor, aliased, device));
+    return out;
+  }
+  return value;
+}
+
+// A kernel that resized an out= or in-place argument changed its host alias only.
+void write_back(const Aliased& a) {
+  const at::Tensor& host = a.host;
+  if (host.storage().data() != a.device.storage().data()) {
+    a.device.resize_(host.sizes());
+    host_alias(a.device).copy_(host);
+  } else if (host.sizes() != a.device.sizes() || host.strides() != a.device.strides() ||
+             host.storage_offset() != a.device.storage_offset()) {
+    a.device.unsafeGetTensorImpl()->set_sizes_and_strides(host.sizes(), host.strides(), host.storage_offset());
+  }
+}
+
+void host_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const std::size_t arguments = schema.arguments().size();
+  const std::size_t first = stack->size() - arguments;
+  DeviceRule rule(op);
+  std::vector<Aliased> aliased;
+  for (std::size_t i = first; i < stack->size(); ++i) (*stack)[i] = to_host((*stack)[i], rule, aliased);
+  const auto device = rule.device();
+  if (device) check(driver().ensure_context(device->index()));  // work on a device needs its context
+
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+
+  for (const auto& a : aliased) write_back(a);
+  const std::size_t returns = schema.returns().size();
+  for (std::size_t i = stack->size() - returns; i < stack->size(); ++i)
+    (*stack)[i] = to_device((*stack)[i], aliased, device);
+}
+
+}  // namespace
+}  // namespace gpulab::sim
+
+// ---- registration ----------------------------------------------------------------------
+TORCH_LIBRARY_IMPL(_, CUDA, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+}

@@ -1,0 +1,55 @@
+// DeviceGuardImplInterface for DeviceType::CUDA: the per-thread current device that
+// c10::DeviceGuard, the dispatcher and autograd's device threads switch. Switching never
+// creates a context (PyTorch >= 2.1 behaviour, see docs/reference.md "Contexts").
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "SimErrors.h"
+
+namespace gpulab::sim {
+namespace {
+
+c10::Device cuda(int index) { return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)}; }
+
+struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return c10::DeviceType::CUDA; }
+
+  /// Must check the target: an invalid ordinal raises CUDA's error, as cudaSetDevice would.
+  c10::Device exchangeDevice(c10::Device device) const override {
+    const int previous = Driver::current_device();
+    if (device.index() != previous) check(driver().select_device(device.index()));
+    return cuda(previous);
+  }
+  c10::Device getDevice() const override { return cuda(Driver::current_device()); }
+  void setDevice(c10::Device device) const override { check(driver().select_device(device.index())); }
+  /// Must not throw: used by guard destructors.
+  void uncheckedSetDevice(c10::Device device) const noexcept override {
+    if (Driver::initialized()) (void)Driver::get().select_device(device.index());
+  }
+  c10::Stream getStream(c10::Device device) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, device);
+  }
+  c10::Stream exchangeStream(c10::Stream stream) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, stream.device());
+  }
+  /// Must not throw; a broken node counts as no device (the error surfaces on first use).
+  c10::DeviceIndex deviceCount() const noexcept override {
+    try {
+      return static_cast<c10::DeviceIndex>(Driver::get().device_count());
+    } catch (...) {
+      return 0;
+    }
+  }
+  // Work runs synchronously on the host: streams and events are always complete.
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+  void record(void**, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {}
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+};
+
+}  // namespace
+}  // namespace gpulab::sim
+
+// ---- registration ----------------------------------------------------------------------
+C10_REGISTER_GUARD_IMPL(CUDA, gpulab::sim::SimCudaGuardImpl);

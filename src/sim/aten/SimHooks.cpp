@@ -1,0 +1,64 @@
+// CUDAHooksInterface: what ATen asks of "the CUDA library" (device count, generators,
+// allocators, contexts). Registered under the key ATen looks up, "CUDAHooks".
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <mutex>
+
+#include "SimAllocator.h"
+#include "SimErrors.h"
+
+namespace gpulab::sim {
+namespace {
+
+struct SimCudaHooks final : public at::CUDAHooksInterface {
+  explicit SimCudaHooks(at::CUDAHooksArgs) {}
+
+  void initCUDA() const override { TORCH_CHECK(driver().device_count() > 0, "No CUDA GPUs are available"); }
+  bool hasCUDA() const override { return driver().device_count() > 0; }
+  int getNumGPUs() const override { return driver().device_count(); }
+  int64_t current_device() const override { return Driver::current_device(); }
+
+  /// Random ops run on the host, so each device's generator is a CPU generator;
+  /// torch::manual_seed seeds them all, which keeps runs reproducible.
+  const at::Generator& getDefaultCUDAGenerator(c10::DeviceIndex index) const override {
+    static std::once_flag once;
+    static std::vector<at::Generator> generators;
+    std::call_once(once, [] {
+      for (int i = 0; i < driver().device_count(); ++i)
+        generators.push_back(at::make_generator<at::CPUGeneratorImpl>(c10::default_rng_seed_val));
+    });
+    const int resolved = index < 0 ? Driver::current_device() : index;
+    check(driver().check_device(resolved));
+    return generators[static_cast<std::size_t>(resolved)];
+  }
+
+  c10::Device getDeviceFromPtr(void*) const override {
+    return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(Driver::current_device())};
+  }
+  bool hasPrimaryContext(int64_t index) const override {
+    return driver().has_context(static_cast<int>(index));
+  }
+  /// Pinned host memory is plain host memory here.
+  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  c10::Allocator* getCUDADeviceAllocator() const override { return &cuda_allocator(); }
+  /// An unguarded call: -1 means the current device, which gets a context if it had none.
+  void deviceSynchronize(int64_t index) const override {
+    Driver& d = driver();
+    check(index < 0 ? d.synchronize_current() : d.ensure_context(static_cast<int>(index)));
+  }
+  bool hasCUDART() const override { return true; }
+  long versionCUDART() const override { return 12040; }
+  std::string showConfig() const override {
+    return "gpulab simulated CUDA backend on node '" + driver().node().name + "'\n";
+  }
+};
+
+}  // namespace
+}  // namespace gpulab::sim
+
+// ---- registration ----------------------------------------------------------------------
+namespace at {
+C10_REGISTER_TYPED_CLASS(CUDAHooksRegistry, "CUDAHooks", gpulab::sim::SimCudaHooks);
+}  // namespace at
