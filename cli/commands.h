@@ -1,5 +1,7 @@
-// The gpulab command line: one setup_<cmd>/run_<cmd> pair per subcommand.
+// The gpulab command line: one setup_<cmd> per subcommand, each in its own file.
 #pragma once
+
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -7,5 +9,19 @@ namespace gpulab::cli {
 
 void setup_devices(CLI::App& app);
 void setup_smi(CLI::App& app);
+void setup_nodes(CLI::App& app);
+void setup_list(CLI::App& app);
+void setup_hint(CLI::App& app);
+void setup_run(CLI::App& app);
+void setup_check(CLI::App& app);
+void setup_targets(CLI::App& app);
+
+/// Folder of the gpulab binary: the lesson, solution and check programs sit beside it.
+std::string bin_dir();
+
+/// Thrown by a subcommand to end with this exit code (after it printed its own message).
+struct Exit {
+  int code;
+};
 
 }  // namespace gpulab::cli

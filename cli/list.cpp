@@ -1,0 +1,24 @@
+// gpulab list: the lessons, in order, with the article claims each one tests.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "gpulab/manifest.h"
+
+namespace gpulab::cli {
+
+void setup_list(CLI::App& app) {
+  auto* cmd = app.add_subcommand("list", "the lessons, in order");
+  cmd->callback([] {
+    const Manifest manifest = load_manifest();
+    std::cout << "Lessons (run one with `./gpulab run NN`, check your work with `./gpulab check NN`):\n";
+    for (const auto& lesson : manifest.lessons) {
+      std::string claims;
+      for (const auto& claim : lesson.claims) claims += (claims.empty() ? "" : " ") + claim;
+      std::cout << fmt::format("  {}  {:<44} {}\n", lesson.id, lesson.title, claims);
+    }
+  });
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,38 @@
+// Running a program the way a shell would, with environment changes and a time limit:
+// how the CLI runs lessons and how tests observe them from outside.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpulab {
+
+struct ProcessOptions {
+  std::vector<std::string> argv;
+  /// Variables to set (value) or remove (nullopt) on top of this process's environment.
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  double timeout_s = 120;
+  /// Capture stdout/stderr; otherwise the child writes to ours.
+  bool capture = true;
+  std::string working_directory;
+};
+
+struct ProcessResult {
+  int exit_code = -1;      ///< -1 unless the program exited
+  int signal = 0;          ///< the signal that ended it, 0 if none
+  bool timed_out = false;  ///< stopped by us after timeout_s
+  std::string out;
+  std::string err;
+
+  bool ok() const { return exit_code == 0; }
+  /// "exited with code 1", "crashed with SIGSEGV (signal 11)", "did not finish within 60 s".
+  std::string outcome(double timeout_s) const;
+};
+
+/// Runs the program to completion or until the time limit, when it and its children are
+/// killed. Throws std::runtime_error if it cannot be started.
+ProcessResult run_process(const ProcessOptions& options);
+
+}  // namespace gpulab

@@ -1,0 +1,53 @@
+#include "gpulab/manifest.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace gpulab {
+
+const LessonEntry& Manifest::find(const std::string& id) const {
+  std::string wanted = id.substr(0, id.find('-'));
+  const bool numeric = !wanted.empty() && std::all_of(wanted.begin(), wanted.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (numeric && wanted.size() == 1) wanted = "0" + wanted;
+  for (const auto& lesson : lessons)
+    if (lesson.id == wanted) return lesson;
+  std::string known;
+  for (const auto& lesson : lessons) known += (known.empty() ? "" : ", ") + lesson.id;
+  throw ManifestError("there is no lesson '" + id + "'; the lessons are " + (known.empty() ? "(none)" : known) +
+                      " (see `./gpulab list`)");
+}
+
+Manifest load_manifest(const std::string& path) {
+  const std::string file = path.empty() ? std::string(GPULAB_SOURCE_DIR) + "/lessons/manifest.json" : path;
+  std::ifstream in(file);
+  if (!in) throw ManifestError("cannot open the lesson manifest '" + file + "'");
+  Manifest manifest;
+  manifest.root = file.substr(0, file.rfind("/lessons/"));
+  try {
+    const auto document = nlohmann::json::parse(in);
+    for (const auto& item : document.at("lessons")) {
+      LessonEntry lesson;
+      lesson.id = item.at("id").get<std::string>();
+      lesson.slug = item.at("slug").get<std::string>();
+      lesson.title = item.at("title").get<std::string>();
+      lesson.claims = item.value("claims", std::vector<std::string>{});
+      lesson.hints = item.value("hints", std::vector<std::string>{});
+      if (item.contains("scenario")) {
+        const auto& scenario = item.at("scenario");
+        const nlohmann::json env = scenario.value("env", nlohmann::json::object());
+        for (const auto& [name, value] : env.items())
+          lesson.env.emplace_back(name, value.get<std::string>());
+        lesson.args = scenario.value("args", std::vector<std::string>{});
+      }
+      manifest.lessons.push_back(std::move(lesson));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw ManifestError("lesson manifest '" + file + "' is malformed: " + e.what());
+  }
+  return manifest;
+}
+
+}  // namespace gpulab
