@@ -14,3 +14,13 @@ function(gpulab_sanitize target)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
 endfunction()
+
+# Lesson-sized programs are rebuilt after every edit: compile them without optimisation
+# (the work runs inside LibTorch, which is optimised anyway) and with the shared
+# precompiled header. Measured in bench/: ~5 s instead of ~25 s per edit.
+function(gpulab_quick_rebuild target)
+  target_compile_options(${target} PRIVATE -O0)
+  if(NOT target STREQUAL "gpulab_pch")
+    target_precompile_headers(${target} REUSE_FROM gpulab_pch)
+  endif()
+endfunction()

@@ -1,1 +1,2 @@
-// Anchor for the precompiled header target.
+// Anchor for the precompiled header that lessons, solutions and tests reuse.
+int main() { return 0; }

@@ -1,0 +1,66 @@
+// Running lesson programs from outside, as a learner's shell would, and reading what
+// they were observed to do (the lesson report, docs/report-schema.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpulab/node.h"
+#include "gpulab/process.h"
+
+namespace gpulab::test {
+
+/// Which program a lesson check runs: GPULAB_CHECK_TARGET=exercise|solution (default solution).
+enum class Target { Exercise, Solution };
+Target check_target();
+
+/// bin/lesson-NN or bin/solution-NN.
+std::string program(const std::string& id, Target target = check_target());
+/// The build's bin folder and the source tree.
+std::string bin_dir();
+std::string source_dir();
+
+/// A fresh, empty node-state folder: each test sees only its own processes.
+std::string fresh_state_dir();
+
+using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+/// A finished lesson run and its parsed report.
+struct LessonRun {
+  ProcessResult process;
+  nlohmann::json report;
+
+  /// The observation with this label; fails the test (listing the labels) if absent.
+  const nlohmann::json& observation(const std::string& label) const;
+  /// Physical GPU -> bytes this process used, at that observation (GPUs it did not use are absent).
+  std::map<int, std::uint64_t> usage(const std::string& label) const;
+  /// Physical GPUs where the process had a context at that observation.
+  std::vector<int> contexts(const std::string& label) const;
+  /// The physical GPU of a named tensor at that observation; -1 when not on a GPU.
+  int physical_of(const std::string& label, const std::string& tensor) const;
+  std::string device_of(const std::string& label, const std::string& tensor) const;
+  /// Messages of errors recorded with this label (empty if none).
+  std::vector<std::string> errors(const std::string& label) const;
+  const nlohmann::json& fact(const std::string& key) const;
+};
+
+/// Runs lesson `id` with --json under `env` (on top of a clean CUDA environment:
+/// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and GPULAB_NODE unset unless given).
+LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vector<std::string>& args = {},
+                     Target target = check_target());
+
+/// Parses a report printed by any program (e.g. a script that runs a lesson).
+LessonRun parse_run(ProcessResult process);
+
+/// A node file from nodes/, to derive expectations (context size, memory) from data.
+Node node(const std::string& name = kDefaultNodeName);
+
+constexpr std::uint64_t kMiB = 1024ull * 1024ull;
+
+}  // namespace gpulab::test

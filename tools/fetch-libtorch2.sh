@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Fetch a LibTorch 2.x from PyPI's `torch` wheel (the only LibTorch 2.x source
+# reachable here) and print the CMake prefix (for CMAKE_PREFIX_PATH / -DLIBTORCH_PREFIX)
+# on stdout. Progress goes to stderr. Idempotent: a finished unpack is reused.
+#
+#   prefix=$(tools/fetch-libtorch2.sh)   # -> $GPULAB_CACHE/libtorch-<ver>/torch
+set -euo pipefail
+
+TORCH_VERSION="${GPULAB_TORCH_VERSION:-2.15.0}"
+# The wheel is a CUDA build: libtorch_cpu.so itself has DT_NEEDED libcudart.so.13 and
+# libcupti.so.13 (kineto). These two small wheels (pinned to the wheel's own
+# cuda-toolkit==13.2.2 requirement) make CPU-only linking/loading work on hosts
+# without a CUDA toolkit. Adjust together with TORCH_VERSION.
+CUDA_RT_VERSION="${GPULAB_CUDA_RT_VERSION:-13.2.86}"
+
+CACHE="${GPULAB_CACHE:-$HOME/.cache/gpulab}"
+DEST="$CACHE/libtorch-$TORCH_VERSION"
+WHEELS="$CACHE/wheels"
+
+log() { echo "fetch-libtorch2: $*" >&2; }
+
+# Fast path: finished unpack (stamp is written last).
+if [ -f "$DEST/.complete" ]; then
+  echo "$DEST/torch"
+  exit 0
+fi
+
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  log "python3 -m pip missing; installing python3-pip via apt"
+  apt-get update >&2 && apt-get install -y python3-pip >&2
+fi
+
+# Pin interpreter/platform tags so the same files are fetched whatever python3 the
+# host has (the C++ parts of the wheel do not depend on the Python version).
+PIP_TAGS=(--python-version 3.11 --implementation cp --abi cp311 --abi none
+          --platform manylinux_2_28_x86_64 --platform manylinux_2_25_x86_64
+          --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+
+mkdir -p "$WHEELS"
+fetch() { # fetch <glob> <requirement>: skip pip (network) when the wheel is cached
+  if ! compgen -G "$WHEELS/$1" >/dev/null; then
+    log "downloading $2 (torch is ~540 MB)"
+    python3 -m pip download --no-deps --only-binary=:all: "${PIP_TAGS[@]}" \
+      --disable-pip-version-check -d "$WHEELS" "$2" >&2
+  fi
+}
+fetch "torch-${TORCH_VERSION}-*.whl" "torch==$TORCH_VERSION"
+fetch "nvidia_cuda_runtime-${CUDA_RT_VERSION}-*.whl" "nvidia-cuda-runtime==$CUDA_RT_VERSION"
+fetch "nvidia_cuda_cupti-${CUDA_RT_VERSION}-*.whl" "nvidia-cuda-cupti==$CUDA_RT_VERSION"
+
+# Unpack into a temp dir and rename, so an interrupted run never looks finished.
+TMP="$DEST.tmp.$$"
+trap 'rm -rf "$TMP"' EXIT
+rm -rf "$TMP" && mkdir -p "$TMP"
+log "unpacking into $DEST"
+python3 - "$TMP" "$WHEELS" "$TORCH_VERSION" "$CUDA_RT_VERSION" <<'PY'
+import glob, os, sys, zipfile
+dest, wheels, tv, cv = sys.argv[1:]
+def extract(pattern, want):
+    whl = sorted(glob.glob(os.path.join(wheels, pattern)))[0]
+    with zipfile.ZipFile(whl) as z:
+        for m in z.infolist():
+            out = want(m.filename)
+            if out and not m.is_dir():
+                path = os.path.join(dest, out)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with z.open(m) as src, open(path, "wb") as dst:
+                    while chunk := src.read(1 << 20):
+                        dst.write(chunk)
+                os.chmod(path, 0o755 if ".so" in out else 0o644)
+# Only what a C++ consumer needs: headers, shared libs, CMake package files. All of
+# torch/lib is kept so the wheel's own TorchConfig.cmake (which checks that
+# libtorch_cuda.so etc. exist) stays usable.
+keep = ("torch/include/", "torch/lib/", "torch/share/cmake/")
+extract(f"torch-{tv}-*.whl", lambda n: n if n.startswith(keep) else None)
+# libtorch_cpu.so has RUNPATH $ORIGIN, so these are found at link and load time
+# from torch/lib with no -rpath-link / LD_LIBRARY_PATH.
+for pkg, lib in (("runtime", "libcudart.so.13"), ("cupti", "libcupti.so.13")):
+    extract(f"nvidia_cuda_{pkg}-{cv}-*.whl",
+            lambda n, lib=lib: "torch/lib/" + lib if n == "nvidia/cu13/lib/" + lib else None)
+PY
+[ -f "$TMP/torch/share/cmake/Torch/TorchConfig.cmake" ] || { log "unpack incomplete"; exit 1; }
+touch "$TMP/.complete"
+rm -rf "$DEST"
+mv "$TMP" "$DEST"
+trap - EXIT
+echo "$DEST/torch"
