@@ -25,7 +25,8 @@ void run_lesson_program(const RunOptions& options) {
   const std::string kind = options.solution ? "solution" : "lesson";
   ProcessOptions process;
   process.argv = {bin_dir() + "/" + kind + "-" + lesson.id};
-  for (const auto& arg : options.args.empty() ? lesson.args : options.args) process.argv.push_back(arg);
+  const auto& args = options.args.empty() ? lesson.args : options.args;
+  for (const auto& arg : args) process.argv.push_back(arg);
   if (options.json) process.argv.push_back("--json");
   process.capture = false;
   process.timeout_s = options.timeout_s;
@@ -38,6 +39,7 @@ void run_lesson_program(const RunOptions& options) {
   if (!options.json) {
     std::cerr << fmt::format("== lesson {}: {} ({}s/{}/main.cpp)\n", lesson.id, lesson.title,
                              options.solution ? "solution" : "lesson", lesson.directory());
+    for (const auto& arg : args) scenario += " " + arg;
     if (!scenario.empty()) std::cerr << "   scenario:" << scenario << '\n';
   }
   const ProcessResult result = run_process(process);

@@ -118,8 +118,15 @@ bool Lesson::attempt(const std::string& label, const std::function<void()>& step
 
 void Lesson::say(const std::string& text) { (json_ ? std::cerr : std::cout) << text << '\n' << std::flush; }
 
-void Lesson::fact(const std::string& key, std::int64_t value) { impl_->report["facts"][key] = value; }
-void Lesson::fact(const std::string& key, const std::string& value) { impl_->report["facts"][key] = value; }
+void Lesson::fact(const std::string& key, std::int64_t value) {
+  impl_->report["facts"][key] = value;
+  if (!json_) std::cout << fmt::format("  {} = {}\n", key, value) << std::flush;
+}
+
+void Lesson::fact(const std::string& key, const std::string& value) {
+  impl_->report["facts"][key] = value;
+  if (!json_) std::cout << fmt::format("  {} = {}\n", key, value) << std::flush;
+}
 
 int Lesson::finish(int exit_code) {
   impl_->report["exit_code"] = exit_code;

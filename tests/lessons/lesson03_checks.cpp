@@ -1,0 +1,152 @@
+// Lesson 03: every way the article sets CUDA_VISIBLE_DEVICES, run for real — on the command
+// line, for a script, exported or inline in a script, with setenv in the program — alone and
+// several at once. The physical GPU behind cuda:0 follows one rule: the setting closest to
+// the process's CUDA initialisation, made before it, wins (claims A1.1-A1.6).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+using Setting = std::optional<std::string>;
+
+// One way (or several at once) of setting CUDA_VISIBLE_DEVICES, fields ordered from the
+// farthest from the program's CUDA initialisation to the closest. Unset fields are not used.
+struct Way {
+  Setting shell;          ///< on the command line, for the program or the script (ways 2, 3)
+  bool script = false;    ///< start the program through a script (run.sh unless it sets something)
+  Setting exported;       ///< `export` in the script (way 4)
+  Setting inline_value;   ///< `CUDA_VISIBLE_DEVICES=... prog` in the script (way 5)
+  Setting setenv_before;  ///< setenv in the program, before its first CUDA call (way 1)
+  Setting setenv_after;   ///< setenv in the program, after its first CUDA call
+};
+
+// The rule, A1.6 without "priorities": each setting replaces what was inherited from the
+// one before it, and the driver reads the value the process has at CUDA initialisation.
+Setting value_at_cuda_init(const Way& way) {
+  Setting value;
+  for (const Setting& setting : {way.shell, way.exported, way.inline_value, way.setenv_before})
+    if (setting) value = setting;
+  return value;
+}
+
+std::vector<int> entries(const std::string& list) {
+  std::vector<int> ids;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    ids.push_back(std::stoi(list.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return ids;
+}
+
+std::string script_path(const std::string& name) { return source_dir() + "/lessons/03-where-to-set-it/" + name; }
+
+// The command line that runs the lesson program as `way` says (with `sh` for the scripts).
+std::vector<std::string> command_of(const Way& way) {
+  std::vector<std::string> argv;
+  if (way.exported && way.inline_value)
+    argv = {"sh", script_path("export-then-inline.sh"), *way.exported, *way.inline_value};
+  else if (way.exported)
+    argv = {"sh", script_path("export-in-script.sh"), *way.exported};
+  else if (way.inline_value)
+    argv = {"sh", script_path("inline-in-script.sh"), *way.inline_value};
+  else if (way.script)
+    argv = {"sh", script_path("run.sh")};
+  argv.push_back(program("03"));
+  if (way.setenv_before) argv.insert(argv.end(), {"--setenv-before", *way.setenv_before});
+  if (way.setenv_after) argv.insert(argv.end(), {"--setenv-after", *way.setenv_after});
+  argv.emplace_back("--json");
+  return argv;
+}
+
+// Runs `way` and checks that cuda:0 is the first GPU of the value the rule says CUDA read.
+void check_way(const Way& way) {
+  gpulab::ProcessOptions options;
+  options.argv = command_of(way);
+  options.env = {{"CUDA_VISIBLE_DEVICES", way.shell},
+                 {"CUDA_DEVICE_ORDER", std::nullopt},
+                 {"GPULAB_NODE", std::nullopt},
+                 {"GPULAB_STATE_DIR", fresh_state_dir()}};
+  std::string command = way.shell ? "CUDA_VISIBLE_DEVICES=" + *way.shell + " " : "";
+  for (const auto& arg : options.argv) command += arg + (&arg == &options.argv.back() ? "" : " ");
+  const Setting value = value_at_cuda_init(way);
+  INFO(command << "\nCUDA_VISIBLE_DEVICES at CUDA initialisation by the rule: " << value.value_or("(unset)"));
+
+  gpulab::ProcessResult result = gpulab::run_process(options);
+  INFO(result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
+  REQUIRE_FALSE(result.timed_out);
+  REQUIRE(result.signal == 0);
+  CHECK(result.exit_code == 0);
+  const LessonRun run = parse_run(std::move(result));
+
+  const std::vector<int> visible = value ? entries(*value) : std::vector<int>{0};
+  const auto count = value ? visible.size() : node().gpus.size();
+  CHECK(run.fact("device_count") == static_cast<std::int64_t>(count));
+  CHECK(run.physical_of("x on cuda:0", "x") == visible.front());
+  CHECK(run.contexts("x on cuda:0") == std::vector<int>{visible.front()});
+  if (way.setenv_after) {
+    // The late setenv did change the variable; CUDA just never read it again.
+    CHECK(run.report.at("env_at_exit").at("CUDA_VISIBLE_DEVICES") == *way.setenv_after);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("each of the article's five ways alone puts cuda:0 on the GPU it names", "[lesson03]") {
+  Way way;
+  SECTION("1: setenv in the program before its first CUDA call") { way.setenv_before = "3"; }
+  SECTION("2: on the command line") { way.shell = "3"; }
+  SECTION("3: on the command line of a script (run.sh), inherited by the program") {
+    way.shell = "3";
+    way.script = true;
+  }
+  SECTION("4: exported in the script") { way.exported = "4"; }
+  SECTION("5: inline in the script") { way.inline_value = "5"; }
+  check_way(way);
+}
+
+TEST_CASE("setenv after the first CUDA call is silently ignored", "[lesson03]") {
+  Way way;
+  way.setenv_after = "3";
+  SECTION("nothing else set: every GPU stays visible") {}
+  SECTION("the command line's value stays in force") { way.shell = "5"; }
+  SECTION("a setenv before CUDA starts is not undone by one after") { way.setenv_before = "6"; }
+  check_way(way);
+}
+
+TEST_CASE("with several settings the closest one before CUDA initialisation wins", "[lesson03]") {
+  Way way;
+  SECTION("without a script, setenv in the program replaces the command line's value: (1) over (2)") {
+    way.shell = "2";
+    way.setenv_before = "6";
+  }
+  SECTION("an export in the script replaces the value the script inherited: (4) over (3)") {
+    way.shell = "1";
+    way.exported = "2";
+  }
+  SECTION("an inline setting replaces the value the script inherited: (5) over (3)") {
+    way.shell = "1";
+    way.inline_value = "3";
+  }
+  SECTION("`export A && CUDA_VISIBLE_DEVICES=B prog` gives the program B: (5) over (4)") {
+    way.exported = "2";
+    way.inline_value = "3";
+  }
+  SECTION("all at once, setenv in the program is closest: (1) over (5) over (4) over (3)") {
+    way.shell = "1";
+    way.exported = "2";
+    way.inline_value = "3";
+    way.setenv_before = "4,7";
+    way.setenv_after = "6";
+  }
+  check_way(way);
+}
