@@ -1,0 +1,66 @@
+// Lesson 05: set_device sets a per-thread default; an explicit index and a scoped guard
+// override it; a new thread starts on device 0 (claims A2.3, A2.4, A2.5, A3.3).
+#include <algorithm>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+// The lesson runs on the default node with every GPU visible. Its GPUs all share one
+// compute capability, so CUDA's order is PCI order: cuda:i is physical GPU i.
+int physical_of_cuda(int index) {
+  const auto gpus = node().gpus;
+  for (const auto& gpu : gpus) REQUIRE((gpu.cc_major == gpus[0].cc_major && gpu.cc_minor == gpus[0].cc_minor));
+  REQUIRE(index < static_cast<int>(gpus.size()));
+  return index;
+}
+}  // namespace
+
+TEST_CASE("after set_device(2), .cuda() lands on cuda:2 and .cuda(1) still on cuda:1", "[lesson05]") {
+  const auto run = run_lesson("05");
+  CHECK(run.fact("current_device_after_set_device") == 2);
+  CHECK(run.device_of("cuda() and cuda(1)", "default") == "cuda:2");
+  CHECK(run.physical_of("cuda() and cuda(1)", "default") == physical_of_cuda(2));
+  CHECK(run.device_of("cuda() and cuda(1)", "explicit") == "cuda:1");
+  CHECK(run.physical_of("cuda() and cuda(1)", "explicit") == physical_of_cuda(1));
+}
+
+TEST_CASE("set_device creates the device's context at once, before any tensor exists", "[lesson05]") {
+  const auto run = run_lesson("05");
+  const int gpu = physical_of_cuda(2);
+  CHECK(run.contexts("after set_device") == std::vector<int>{gpu});
+  const auto used = run.usage("after set_device");
+  REQUIRE(used.count(gpu) == 1);
+  CHECK(used.at(gpu) == node().gpus[static_cast<std::size_t>(gpu)].context_bytes);
+}
+
+TEST_CASE("a scoped device guard changes the default only inside its scope", "[lesson05]") {
+  const auto run = run_lesson("05");
+  CHECK(run.fact("current_device_in_guard") == 3);
+  CHECK(run.device_of("inside the guard", "scoped") == "cuda:3");
+  CHECK(run.fact("current_device_after_guard") == 2);
+  CHECK(run.device_of("at the end", "after_guard") == "cuda:2");
+}
+
+TEST_CASE("a new thread starts on device 0; the worker computes on the main thread's GPU only after selecting it",
+          "[lesson05]") {
+  const auto run = run_lesson("05");
+  CHECK(run.fact("current_device_in_new_thread") == 0);
+  CHECK(run.device_of("at the end", "worker") == "cuda:2");
+  CHECK(run.physical_of("at the end", "worker") == physical_of_cuda(2));
+}
+
+TEST_CASE("the process has contexts exactly on the GPUs its tensors used", "[lesson05]") {
+  const auto run = run_lesson("05");
+  std::set<int> used_by_tensors{run.physical_of("inside the guard", "scoped")};
+  for (const char* tensor : {"default", "explicit", "after_guard", "worker"})
+    used_by_tensors.insert(run.physical_of("at the end", tensor));
+  const auto contexts = run.contexts("at the end");
+  CHECK(std::set<int>(contexts.begin(), contexts.end()) == used_by_tensors);
+  // The program never asks for device 0: a context there is the stray one of claim A3.2.
+  CHECK(std::count(contexts.begin(), contexts.end(), physical_of_cuda(0)) == 0);
+}

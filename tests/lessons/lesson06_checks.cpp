@@ -1,0 +1,65 @@
+// Lesson 06: multi-GPU device strings are rejected today; PyTorch <= 1.5 cut them at the
+// first non-digit, so "cuda:2,1" meant cuda:2 = physical GPU 4 (claims A2.2, A2.7).
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+const std::string kVisible = "2,3,4,5";
+
+// c10::Device's messages (c10/core/Device.cpp): the grammar ([a-zA-Z_]+)(?::([1-9]\d*|0))?
+// rejects the whole string, quoted; an empty string has its own message.
+std::string expected_message(const std::string& text) {
+  if (text.empty()) return "Device string must not be empty";
+  return "Invalid device string: '" + text + "'";
+}
+
+// The physical GPUs of kVisible, in CUDA index order.
+std::vector<int> visible_physical() {
+  std::vector<int> physical;
+  std::string::size_type start = 0;
+  while (start <= kVisible.size()) {
+    const auto comma = kVisible.find(',', start);
+    physical.push_back(std::stoi(kVisible.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return physical;
+}
+
+// PyTorch <= 1.5's reading of "cuda:<digits><anything>": the leading digits.
+int legacy_index(const std::string& text) {
+  const auto digits = text.substr(text.find(':') + 1);
+  return std::stoi(digits.substr(0, digits.find_first_not_of("0123456789")));
+}
+}  // namespace
+
+TEST_CASE("device strings that name several GPUs, a padded, a negative or no index raise LibTorch's message",
+          "[lesson06]") {
+  const auto run = run_lesson("06", {{"CUDA_VISIBLE_DEVICES", kVisible}});
+  for (const std::string text : {"cuda:1,2", "cuda:2,1", "cuda:01", "cuda:-1", ""}) {
+    INFO("torch::Device(\"" << text << "\")");
+    CHECK(run.errors("torch::Device(\"" + text + "\")") == std::vector<std::string>{expected_message(text)});
+  }
+}
+
+TEST_CASE("under PyTorch 1.5's parse, the article's strings land on one GPU: the index before the comma",
+          "[lesson06]") {
+  const auto run = run_lesson("06", {{"CUDA_VISIBLE_DEVICES", kVisible}});
+  const auto physical = visible_physical();
+  for (const std::string text : {"cuda:1,2", "cuda:2,1"}) {
+    INFO(text);
+    CHECK(run.errors("PyTorch 1.5 parse of \"" + text + "\"").empty());
+    const std::string label = "model.cuda(\"" + text + "\") in PyTorch 1.5";
+    const int index = legacy_index(text);
+    CHECK(run.device_of(label, "weight") == "cuda:" + std::to_string(index));
+    CHECK(run.physical_of(label, "weight") == physical.at(static_cast<std::size_t>(index)));
+  }
+  // What the article reported for model.cuda('cuda:2,1') under CUDA_VISIBLE_DEVICES=2,3,4,5.
+  CHECK(run.physical_of("model.cuda(\"cuda:2,1\") in PyTorch 1.5", "weight") == 4);
+}

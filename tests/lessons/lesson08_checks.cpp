@@ -1,0 +1,116 @@
+// Lesson 08: CUDA_VISIBLE_DEVICES edge cases — what each list makes visible, and where a
+// tensor put on every visible device lands (claim A1.2; rules in BEHAVIOUR.md §1).
+// Lists are built from the node files (UUIDs, GPU count), not pasted.
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+const std::string kLabel = "one tensor per visible GPU";
+
+// The lesson's complaint when CUDA shows fewer GPUs than the list has entries.
+std::string cut_short(const std::string& visible, std::size_t entries, std::size_t device_count) {
+  return "CUDA_VISIBLE_DEVICES=\"" + visible + "\": expected one GPU per entry (" + std::to_string(entries) +
+         "), but CUDA made " + std::to_string(device_count) + " visible";
+}
+
+// Runs the lesson under `visible` and checks that CUDA exposed `expected` (physical GPUs,
+// in CUDA index order) — the count, one tensor on each, contexts nowhere else — and that
+// the program complains exactly when the list was not honoured in full.
+void check_visible(const std::string& visible, const std::vector<int>& expected,
+                   const std::string& node_name = gpulab::kDefaultNodeName) {
+  INFO("GPULAB_NODE=" << node_name << " CUDA_VISIBLE_DEVICES=\"" << visible << "\"");
+  const auto run = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
+  CHECK(run.fact("device_count") == static_cast<int>(expected.size()));
+  CHECK(run.observation(kLabel).at("tensors").size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    CHECK(run.physical_of(kLabel, "cuda:" + std::to_string(i)) == expected[i]);
+  const auto contexts = run.contexts(kLabel);
+  CHECK(std::set<int>(contexts.begin(), contexts.end()) == std::set<int>(expected.begin(), expected.end()));
+
+  const std::size_t entries = visible.empty() ? 0 : 1 + std::count(visible.begin(), visible.end(), ',');
+  std::vector<std::string> complaints;
+  if (entries != expected.size()) complaints.push_back(cut_short(visible, entries, expected.size()));
+  CHECK(run.errors("check the list") == complaints);
+  CHECK(run.report.at("errors").size() == complaints.size());
+}
+
+std::string uuid(int physical, const gpulab::Node& n = node()) {
+  return n.gpus.at(static_cast<std::size_t>(physical)).uuid;
+}
+
+// How many node GPUs' UUIDs start with `prefix`.
+int matches(const std::string& prefix, const gpulab::Node& n = node()) {
+  return static_cast<int>(std::count_if(n.gpus.begin(), n.gpus.end(),
+                                        [&](const gpulab::Gpu& gpu) { return gpu.uuid.rfind(prefix, 0) == 0; }));
+}
+
+// The shortest prefix of GPU `physical`'s UUID that names no other GPU.
+std::string unique_prefix(int physical) {
+  const std::string full = uuid(physical);
+  for (std::size_t length = 5; length <= full.size(); ++length)
+    if (matches(full.substr(0, length)) == 1) return full.substr(0, length);
+  FAIL("no unique prefix for " << full);
+  return full;
+}
+}  // namespace
+
+TEST_CASE("integer lists: an invalid or out-of-range entry ends the list, a duplicate empties it", "[lesson08]") {
+  // The default node's GPUs share one compute capability: CUDA's order is PCI order, so an
+  // integer entry is the physical GPU of that number.
+  const auto gpus = node().gpus;
+  for (const auto& gpu : gpus) REQUIRE((gpu.cc_major == gpus[0].cc_major && gpu.cc_minor == gpus[0].cc_minor));
+  const std::string past_the_end = std::to_string(gpus.size());
+
+  SECTION("the CUDA Guide's example: 0,2,-1,1 shows GPUs 0 and 2") { check_visible("0,2,-1,1", {0, 2}); }
+  SECTION("an entry that is not a number ends the list") { check_visible("1,x,2", {1}); }
+  SECTION("an index past the last GPU ends the list") { check_visible("1," + past_the_end + ",2", {1}); }
+  SECTION("a repeated index hides every GPU") { check_visible("0,0", {}); }
+  SECTION("-1 alone hides every GPU") { check_visible("-1", {}); }
+  SECTION("an empty value hides every GPU") { check_visible("", {}); }
+  SECTION("the list's order is CUDA's numbering") { check_visible("5,3", {5, 3}); }
+}
+
+TEST_CASE("UUID lists: full UUIDs and unique prefixes select GPUs; an unknown or ambiguous entry ends the list",
+          "[lesson08]") {
+  const std::string unknown = "GPU-00000000";
+  REQUIRE(matches(unknown) == 0);
+  REQUIRE(matches("GPU-") > 1);
+
+  SECTION("a full UUID") { check_visible(uuid(3), {3}); }
+  SECTION("UUIDs in list order") { check_visible(uuid(6) + "," + uuid(2), {6, 2}); }
+  SECTION("a unique prefix") { check_visible(unique_prefix(5), {5}); }
+  SECTION("'GPU-' alone matches every GPU: ambiguous, so nothing is visible") { check_visible("GPU-", {}); }
+  SECTION("an ambiguous prefix ends the list") { check_visible(uuid(1) + ",GPU-", {1}); }
+  SECTION("an unknown UUID ends the list") { check_visible(uuid(2) + "," + unknown + "," + uuid(4), {2}); }
+  SECTION("an unknown UUID alone hides every GPU") { check_visible(unknown, {}); }
+  SECTION("a repeated UUID hides every GPU") { check_visible(uuid(4) + "," + uuid(4), {}); }
+  SECTION("an integer after UUIDs ends the list") { check_visible(uuid(3) + ",1", {3}); }
+}
+
+TEST_CASE("MIG: a process sees one MIG instance, on its parent GPU, even when two are listed", "[lesson08]") {
+  const auto mig_node = node("mig-a100");
+  int parent = -1;
+  for (std::size_t g = 0; g < mig_node.gpus.size(); ++g)
+    if (mig_node.gpus[g].mig.size() >= 2) parent = static_cast<int>(g);
+  REQUIRE(parent >= 0);
+  const auto& gpu = mig_node.gpus[static_cast<std::size_t>(parent)];
+  const auto& first = gpu.mig[0];
+
+  SECTION("two MIG UUIDs: device_count is 1") {
+    check_visible(first.uuid + "," + gpu.mig[1].uuid, {parent}, "mig-a100");
+  }
+  SECTION("the MIG-<GPU-UUID>/<gi>/<ci> form") {
+    check_visible("MIG-" + gpu.uuid + "/" + std::to_string(first.gpu_instance) + "/" +
+                      std::to_string(first.compute_instance),
+                  {parent}, "mig-a100");
+  }
+}
