@@ -3,8 +3,18 @@
 # reachable here) and print the CMake prefix (for CMAKE_PREFIX_PATH / -DLIBTORCH_PREFIX)
 # on stdout. Progress goes to stderr. Idempotent: a finished unpack is reused.
 #
-#   prefix=$(tools/fetch-libtorch2.sh)   # -> $GPULAB_CACHE/libtorch-<ver>/torch
+#   prefix=$(tools/fetch-libtorch2.sh)          # -> $GPULAB_CACHE/libtorch-<ver>/torch
+#   prefix=$(tools/fetch-libtorch2.sh --cuda)   # also nvml.h (-> <prefix>/../nvml/include),
+#                                               # which the cuda backend compiles against
 set -euo pipefail
+
+WITH_CUDA_EXTRAS=0
+for arg in "$@"; do
+  case "$arg" in
+    --cuda) WITH_CUDA_EXTRAS=1 ;;
+    *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+  esac
+done
 
 TORCH_VERSION="${GPULAB_TORCH_VERSION:-2.15.0}"
 # The wheel is a CUDA build: libtorch_cpu.so itself has DT_NEEDED libcudart.so.13 and
@@ -19,22 +29,53 @@ WHEELS="$CACHE/wheels"
 
 log() { echo "fetch-libtorch2: $*" >&2; }
 
-# Fast path: finished unpack (stamp is written last).
-if [ -f "$DEST/.complete" ]; then
-  echo "$DEST/torch"
-  exit 0
-fi
+ensure_pip() {
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    log "python3 -m pip missing; installing python3-pip via apt"
+    apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-pip >&2
+  fi
+}
 
-if ! python3 -m pip --version >/dev/null 2>&1; then
-  log "python3 -m pip missing; installing python3-pip via apt"
-  apt-get update >&2 && apt-get install -y python3-pip >&2
-fi
+# nvml.h (types only; gpulab opens libnvidia-ml.so.1 at run time) from pip's
+# nvidia-nvml-dev, pinned like the CUDA runtime. Separate from the .complete stamp, so an
+# existing unpack gains it.
+cuda_extras() {
+  local header="$DEST/nvml/include/nvml.h"
+  [ -f "$header" ] && return 0
+  ensure_pip
+  mkdir -p "$WHEELS"
+  if ! compgen -G "$WHEELS/nvidia_nvml_dev-${CUDA_RT_VERSION}-*.whl" >/dev/null; then
+    log "downloading nvidia-nvml-dev==$CUDA_RT_VERSION"
+    python3 -m pip download --no-deps --only-binary=:all: "${PIP_TAGS[@]}" \
+      --disable-pip-version-check -d "$WHEELS" "nvidia-nvml-dev==$CUDA_RT_VERSION" >&2
+  fi
+  mkdir -p "$DEST/nvml/include"
+  python3 - "$header" "$WHEELS" "$CUDA_RT_VERSION" <<'PY'
+import glob, os, sys, zipfile
+header, wheels, cv = sys.argv[1:]
+whl = sorted(glob.glob(os.path.join(wheels, f"nvidia_nvml_dev-{cv}-*.whl")))[0]
+with zipfile.ZipFile(whl) as z:
+    name = next(n for n in z.namelist() if n.endswith("/include/nvml.h"))
+    with open(header + ".tmp", "wb") as out:
+        out.write(z.read(name))
+os.replace(header + ".tmp", header)
+PY
+}
 
 # Pin interpreter/platform tags so the same files are fetched whatever python3 the
 # host has (the C++ parts of the wheel do not depend on the Python version).
 PIP_TAGS=(--python-version 3.11 --implementation cp --abi cp311 --abi none
           --platform manylinux_2_28_x86_64 --platform manylinux_2_25_x86_64
           --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+
+# Fast path: finished unpack (stamp is written last).
+if [ -f "$DEST/.complete" ]; then
+  [ "$WITH_CUDA_EXTRAS" = 1 ] && cuda_extras
+  echo "$DEST/torch"
+  exit 0
+fi
+
+ensure_pip
 
 mkdir -p "$WHEELS"
 fetch() { # fetch <glob> <requirement>: skip pip (network) when the wheel is cached
@@ -84,4 +125,5 @@ touch "$TMP/.complete"
 rm -rf "$DEST"
 mv "$TMP" "$DEST"
 trap - EXIT
+[ "$WITH_CUDA_EXTRAS" = 1 ] && cuda_extras
 echo "$DEST/torch"

@@ -15,3 +15,28 @@
 #define GPULAB_ALLOCATE_CONST const
 #define GPULAB_ALLOCATOR_EXTRA_OVERRIDES
 #endif
+
+// at::CUDAHooksInterface: device indices were int64_t up to 2.0 (hasPrimaryContext,
+// current_device, deviceSynchronize), c10::DeviceIndex from 2.1.
+#if GPULAB_TORCH_AT_LEAST(2, 1)
+#define GPULAB_HOOKS_INDEX c10::DeviceIndex
+#else
+#define GPULAB_HOOKS_INDEX int64_t
+#endif
+
+// at::CUDAHooksInterface: initCUDA and getDefaultCUDAGenerator became the
+// AcceleratorHooksInterface overrides init and getDefaultGenerator in 2.6.
+#if GPULAB_TORCH_AT_LEAST(2, 6)
+#define GPULAB_HOOKS_INIT init
+#define GPULAB_HOOKS_DEFAULT_GENERATOR getDefaultGenerator
+#else
+#define GPULAB_HOOKS_INIT initCUDA
+#define GPULAB_HOOKS_DEFAULT_GENERATOR getDefaultCUDAGenerator
+#endif
+
+// c10::Storage::data() returns const void* from 2.1; mutable_data() is the writable one.
+#if GPULAB_TORCH_AT_LEAST(2, 1)
+#define GPULAB_STORAGE_MUTABLE_DATA(storage) (storage).mutable_data()
+#else
+#define GPULAB_STORAGE_MUTABLE_DATA(storage) (storage).data()
+#endif

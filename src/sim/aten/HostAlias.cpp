@@ -5,6 +5,8 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include "gpulab/torch_compat.h"
+
 namespace gpulab::sim {
 namespace {
 
@@ -27,7 +29,7 @@ at::Tensor host_alias(const at::Tensor& tensor) {
   const c10::Storage& storage = tensor.storage();
   c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
   c10::raw::intrusive_ptr::incref(impl);
-  c10::DataPtr bytes(storage.data(), impl, &drop_storage_reference, c10::Device(c10::DeviceType::CPU));
+  c10::DataPtr bytes(GPULAB_STORAGE_MUTABLE_DATA(storage), impl, &drop_storage_reference, c10::Device(c10::DeviceType::CPU));
   // Resizable with the CPU allocator: an out= kernel that resizes gets fresh host memory,
   // which the caller notices (data pointer changed) and copies back to the device.
   c10::Storage alias(c10::Storage::use_byte_size_t(), storage.nbytes(), std::move(bytes),

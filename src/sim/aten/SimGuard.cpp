@@ -4,6 +4,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "SimErrors.h"
+#include "gpulab/torch_compat.h"
 
 namespace gpulab::sim {
 namespace {
@@ -46,6 +47,15 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void block(void*, const c10::Stream&) const override {}
   bool queryEvent(void*) const override { return true; }
   void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+#if GPULAB_TORCH_AT_LEAST(2, 4)
+  c10::Stream getNewStream(c10::Device device, int) const override { return c10::Stream(c10::Stream::DEFAULT, device); }
+  void synchronizeEvent(void*) const override {}
+  double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
+#endif
+#if GPULAB_TORCH_AT_LEAST(2, 6)
+  /// Work on a device needs its context, as torch.cuda.synchronize(device) does.
+  void synchronizeDevice(const c10::DeviceIndex index) const override { check(driver().ensure_context(index)); }
+#endif
 };
 
 }  // namespace

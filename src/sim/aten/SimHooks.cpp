@@ -8,6 +8,7 @@
 
 #include "SimAllocator.h"
 #include "SimErrors.h"
+#include "gpulab/torch_compat.h"
 
 namespace gpulab::sim {
 namespace {
@@ -15,14 +16,16 @@ namespace {
 struct SimCudaHooks final : public at::CUDAHooksInterface {
   explicit SimCudaHooks(at::CUDAHooksArgs) {}
 
-  void initCUDA() const override { TORCH_CHECK(driver().device_count() > 0, "No CUDA GPUs are available"); }
+  void GPULAB_HOOKS_INIT() const override { TORCH_CHECK(driver().device_count() > 0, "No CUDA GPUs are available"); }
   bool hasCUDA() const override { return driver().device_count() > 0; }
   int getNumGPUs() const override { return driver().device_count(); }
-  int64_t current_device() const override { return Driver::current_device(); }
+  GPULAB_HOOKS_INDEX current_device() const override {
+    return static_cast<GPULAB_HOOKS_INDEX>(Driver::current_device());
+  }
 
   /// Random ops run on the host, so each device's generator is a CPU generator;
   /// torch::manual_seed seeds them all, which keeps runs reproducible.
-  const at::Generator& getDefaultCUDAGenerator(c10::DeviceIndex index) const override {
+  const at::Generator& GPULAB_HOOKS_DEFAULT_GENERATOR(c10::DeviceIndex index) const override {
     static std::once_flag once;
     static std::vector<at::Generator> generators;
     std::call_once(once, [] {
@@ -37,14 +40,14 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
   c10::Device getDeviceFromPtr(void*) const override {
     return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(Driver::current_device())};
   }
-  bool hasPrimaryContext(int64_t index) const override {
+  bool hasPrimaryContext(GPULAB_HOOKS_INDEX index) const override {
     return driver().has_context(static_cast<int>(index));
   }
   /// Pinned host memory is plain host memory here.
   c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
   c10::Allocator* getCUDADeviceAllocator() const override { return &cuda_allocator(); }
   /// An unguarded call: -1 means the current device, which gets a context if it had none.
-  void deviceSynchronize(int64_t index) const override {
+  void deviceSynchronize(GPULAB_HOOKS_INDEX index) const override {
     Driver& d = driver();
     check(index < 0 ? d.synchronize_current() : d.ensure_context(static_cast<int>(index)));
   }
@@ -53,6 +56,25 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
   std::string showConfig() const override {
     return "gpulab simulated CUDA backend on node '" + driver().node().name + "'\n";
   }
+#if GPULAB_TORCH_AT_LEAST(2, 4)
+  // AcceleratorHooksInterface's device API; torch::cuda::device_count() asks deviceCount().
+  c10::DeviceIndex deviceCount() const override { return static_cast<c10::DeviceIndex>(driver().device_count()); }
+  c10::DeviceIndex getCurrentDevice() const override { return static_cast<c10::DeviceIndex>(Driver::current_device()); }
+  void setCurrentDevice(c10::DeviceIndex index) const override { check(driver().select_device(index)); }
+  c10::DeviceIndex exchangeDevice(c10::DeviceIndex index) const override {
+    const c10::DeviceIndex previous = getCurrentDevice();
+    if (index != previous) setCurrentDevice(index);
+    return previous;
+  }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex index) const override { return exchangeDevice(index); }
+#endif
+#if GPULAB_TORCH_AT_LEAST(2, 7)
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return hasCUDA(); }
+  at::Generator getNewGenerator(c10::DeviceIndex) const override {
+    return at::make_generator<at::CPUGeneratorImpl>(c10::default_rng_seed_val);
+  }
+#endif
 };
 
 }  // namespace
