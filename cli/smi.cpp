@@ -18,7 +18,9 @@ std::string mib(std::uint64_t bytes) { return fmt::format("{}MiB", bytes / (1024
 
 std::string bar(std::uint64_t used, std::uint64_t total) {
   constexpr int kWidth = 20;
-  const int filled = total == 0 ? 0 : static_cast<int>((used * kWidth + total - 1) / total);
+  // Clamped to the bar: a count past it would make the second string's length negative.
+  const int filled = total == 0 || used >= total ? (used == 0 ? 0 : kWidth)
+                                                 : static_cast<int>((used * kWidth + total - 1) / total);
   return "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(kWidth - filled), '.') + "]";
 }
 

@@ -21,8 +21,8 @@ struct ProcessUsage {
 };
 
 /// A memory-mapped file (one per node name, under the state directory) guarded by flock.
-/// Slots of processes that are gone — exited or killed, SIGKILL included — are ignored
-/// and reused: liveness is checked by pid and process start time, so nobody cleans up.
+/// Slots of processes that are gone — exited or killed, SIGKILL included, zombies too — are
+/// ignored and reused: liveness is checked by pid and process start time, so nobody cleans up.
 /// A file that is broken (wrong size, magic, version) or describes another node is
 /// rebuilt with a warning on stderr.
 class NodeState {
@@ -58,6 +58,7 @@ class NodeState {
   void lock();
   void unlock();
   void validate_or_rebuild();
+  void reopen_after_fork();
   int find_own_slot(bool claim);
 
   std::string path_;
@@ -66,11 +67,13 @@ class NodeState {
   int fd_ = -1;
   Layout* map_ = nullptr;
   std::mutex mutex_;  // flock does not exclude threads of one process
+  int owner_pid_ = 0;  // the process that opened fd_ (a forked child reopens the file)
   int own_slot_ = -1;
   std::uint64_t own_start_time_ = 0;
 };
 
-/// Start time of a process in clock ticks since boot (/proc/<pid>/stat), 0 if gone.
+/// Start time of a process in clock ticks since boot (/proc/<pid>/stat); 0 if it is gone,
+/// a zombie included (ended, not yet reaped: its GPU memory is already free).
 std::uint64_t process_start_time(int pid);
 
 }  // namespace gpulab

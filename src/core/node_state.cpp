@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -81,18 +82,24 @@ std::uint64_t process_start_time(int pid) {
   if (!std::getline(stat, line)) return 0;
   // The command name may hold spaces and parentheses: fields restart after the last ')'.
   const auto close = line.rfind(')');
-  if (close == std::string::npos) return 0;
+  if (close == std::string::npos || close + 2 >= line.size()) return 0;
   std::istringstream fields(line.substr(close + 2));
   std::string field;
   for (int i = 3; i <= 22; ++i) {  // starttime is field 22; field 3 comes first here
     if (!(fields >> field)) return 0;
+    // Field 3 is the state. A zombie (exited or killed, not yet reaped by its parent) or
+    // dead process holds no GPU memory any more: the driver frees it when the process
+    // ends, before its parent reaps it.
+    if (i == 3 && (field == "Z" || field == "X" || field == "x")) return 0;
   }
-  return std::stoull(field);
+  char* end = nullptr;
+  const unsigned long long start = std::strtoull(field.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' ? start : 0;
 }
 
 namespace {
 bool slot_is_live(const Slot& slot) {
-  if (slot.pid <= 0) return false;
+  if (slot.pid <= 0 || slot.start_time == 0) return false;
   if (kill(slot.pid, 0) != 0 && errno != EPERM) return false;
   return process_start_time(slot.pid) == slot.start_time;
 }
@@ -112,7 +119,8 @@ std::string NodeState::default_path(const Node& node) {
 NodeState::NodeState(const Node& node, std::string path)
     : path_(path.empty() ? default_path(node) : std::move(path)),
       fingerprint_(fingerprint_of(node)),
-      gpu_count_(static_cast<int>(node.gpus.size())) {
+      gpu_count_(static_cast<int>(node.gpus.size())),
+      owner_pid_(getpid()) {
   const auto slash = path_.rfind('/');
   if (slash != std::string::npos && slash > 0) make_directories(path_.substr(0, slash));
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -134,12 +142,27 @@ NodeState::~NodeState() {
 }
 
 void NodeState::lock() {
+  if (getpid() != owner_pid_) reopen_after_fork();
   while (flock(fd_, LOCK_EX) != 0) {
     if (errno != EINTR) throw std::runtime_error("cannot lock node state '" + path_ + "': " + std::strerror(errno));
   }
 }
 
 void NodeState::unlock() { flock(fd_, LOCK_UN); }
+
+// A forked child inherits the descriptor, and with it the parent's flock (flock locks
+// belong to the open file description), the mapping and the parent's identity: it opens
+// the file anew and looks for its own slot by its own pid and start time.
+void NodeState::reopen_after_fork() {
+  if (map_ != nullptr) munmap(map_, sizeof(Layout));
+  map_ = nullptr;
+  if (fd_ >= 0) close(fd_);
+  fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  owner_pid_ = getpid();
+  own_slot_ = -1;
+  own_start_time_ = 0;
+  if (fd_ < 0) throw std::runtime_error("cannot open node state '" + path_ + "': " + std::strerror(errno));
+}
 
 // Called with the lock held: maps the file and makes sure it is a state file of this node.
 void NodeState::validate_or_rebuild() {

@@ -2,6 +2,8 @@
 // nvidia-smi reads the driver's.
 #include <unistd.h>
 
+#include <memory>
+
 #include "SimErrors.h"
 #include "gpulab/node_state.h"
 #include "gpulab/observe.h"
@@ -13,12 +15,13 @@ class SimObserver final : public Observer {
  public:
   // The node comes from the driver when CUDA is up (it froze the environment), else from
   // GPULAB_NODE: observing alone must not initialise CUDA.
-  SimObserver() : node_(sim::Driver::initialized() ? sim::Driver::get().node() : load_selected_node()), state_(node_) {}
+  SimObserver() { follow_driver(); }
 
   std::string backend() const override { return "sim"; }
   std::string node() const override { return node_.name; }
 
   std::vector<GpuView> gpus() override {
+    follow_driver();
     std::vector<GpuView> views;
     for (std::size_t p = 0; p < node_.gpus.size(); ++p) {
       const Gpu& gpu = node_.gpus[p];
@@ -31,7 +34,7 @@ class SimObserver final : public Observer {
       views.push_back(std::move(view));
     }
     const int self = getpid();
-    for (const ProcessUsage& process : state_.processes()) {
+    for (const ProcessUsage& process : state_->processes()) {
       for (std::size_t p = 0; p < views.size(); ++p) {
         const std::uint64_t used = process.used_bytes[p];
         const bool context = (process.context_mask >> p) & 1u;
@@ -54,8 +57,18 @@ class SimObserver final : public Observer {
   }
 
  private:
+  // An observer made before CUDA initialised read GPULAB_NODE and GPULAB_STATE_DIR then;
+  // once the driver exists, its node and state are the ones this process uses (a program
+  // may change the variables between the two), so the observer switches to them.
+  void follow_driver() {
+    const bool driver = sim::Driver::initialized();
+    if (state_ != nullptr && !(driver && sim::Driver::get().state().path() != state_->path())) return;
+    node_ = driver ? sim::Driver::get().node() : load_selected_node();
+    state_ = std::make_unique<NodeState>(node_, driver ? sim::Driver::get().state().path() : std::string());
+  }
+
   Node node_;
-  NodeState state_;
+  std::unique_ptr<NodeState> state_;
 };
 
 }  // namespace

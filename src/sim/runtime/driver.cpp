@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "host_memory.h"
 
 namespace gpulab::sim {
@@ -94,9 +96,26 @@ Error Driver::ensure_context(int index) {
   std::lock_guard<std::mutex> guard(usage_mutex_);
   if (flag.load()) return Error::Success;
   const int physical = physical_index(index);
-  used_bytes_[static_cast<std::size_t>(physical)] += node_.gpus[static_cast<std::size_t>(physical)].context_bytes;
-  context_mask_ |= 1ull << physical;
-  state_->publish(snapshot_locked());
+  const std::uint64_t bit = 1ull << physical;
+  auto& used = used_bytes_[static_cast<std::size_t>(physical)];
+  const std::uint64_t context = node_.gpus[static_cast<std::size_t>(physical)].context_bytes;
+  used += context;
+  context_mask_ |= bit;
+  bool fits = false;
+  try {
+    // The context takes device memory: on a GPU that other processes filled, creating it
+    // fails (CUDA_ERROR_OUT_OF_MEMORY) instead of pushing the node past its capacity.
+    fits = state_->publish_if_fits(snapshot_locked(), physical, total_bytes(index), nullptr);
+  } catch (...) {
+    used -= context;
+    context_mask_ &= ~bit;
+    throw;
+  }
+  if (!fits) {
+    used -= context;
+    context_mask_ &= ~bit;
+    return Error::MemoryAllocation;
+  }
   flag.store(true, std::memory_order_release);
   return Error::Success;
 }
@@ -108,8 +127,14 @@ void* Driver::segment_malloc(int index, std::size_t bytes) {
   std::lock_guard<std::mutex> guard(usage_mutex_);
   auto& used = used_bytes_[static_cast<std::size_t>(physical)];
   used += bytes;
-  std::uint64_t others = 0;
-  if (!state_->publish_if_fits(snapshot_locked(), physical, total_bytes(index), &others)) {
+  bool fits = false;
+  try {
+    fits = state_->publish_if_fits(snapshot_locked(), physical, total_bytes(index), nullptr);
+  } catch (...) {
+    used -= bytes;
+    throw;
+  }
+  if (!fits) {
     used -= bytes;
     return nullptr;
   }
@@ -129,30 +154,50 @@ void Driver::segment_free(int index, void* ptr, std::size_t bytes) {
 }
 
 void* Driver::allocate(int index, std::size_t bytes, std::string* oom_message) {
-  if (ensure_context(index) != Error::Success) return nullptr;
+  if (const Error error = ensure_context(index); error != Error::Success) {
+    // The implicit context of a first cudaMalloc did not fit: PyTorch sees a failed
+    // cudaMalloc, i.e. its out-of-memory error for the segment it wanted.
+    if (error == Error::MemoryAllocation && oom_message != nullptr)
+      *oom_message = out_of_memory_message(
+          index, CachingAllocator::segment_size(CachingAllocator::round_size(bytes)));
+    return nullptr;
+  }
   std::size_t segment_bytes = 0;
   void* ptr = allocators_[static_cast<std::size_t>(index)]->allocate(bytes, &segment_bytes);
   if (ptr != nullptr || oom_message == nullptr) return ptr;
-  // PyTorch's text (c10/cuda/CUDACachingAllocator.cpp, >= 2.1); "GPU N" is the CUDA index.
-  std::uint64_t free_bytes = 0;
-  std::uint64_t total = 0;
-  mem_get_info(index, &free_bytes, &total);
-  const AllocatorStats s = stats(index);
-  std::uint64_t mine = 0;
-  {
-    std::lock_guard<std::mutex> guard(usage_mutex_);
-    mine = used_bytes_[static_cast<std::size_t>(physical_index(index))];
-  }
-  *oom_message = "CUDA out of memory. Tried to allocate " + format_size(segment_bytes) + ". GPU " +
-                 std::to_string(index) + " has a total capacity of " + format_size(total) + " of which " +
-                 format_size(free_bytes) + " is free. Including non-PyTorch memory, this process has " +
-                 format_size(mine) + " memory in use. Of the allocated memory " + format_size(s.allocated_bytes) +
-                 " is allocated by PyTorch, and " + format_size(s.reserved_bytes - s.allocated_bytes) +
-                 " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
-                 "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
-                 "documentation for Memory Management  "
-                 "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+  *oom_message = out_of_memory_message(index, segment_bytes);
   return nullptr;
+}
+
+// PyTorch's text (c10/cuda/CUDACachingAllocator.cpp, >= 2.1). "GPU N" is the CUDA index;
+// the process list is NVML's view of the physical GPU (reportProcessMemoryInfo): every
+// process with memory or a context there, this one named "Including non-PyTorch memory,
+// this process", the others "Process <pid>". One snapshot of the node gives both the free
+// memory and the list, so they agree.
+std::string Driver::out_of_memory_message(int index, std::size_t alloc_bytes) {
+  const std::size_t physical = static_cast<std::size_t>(physical_index(index));
+  const std::uint64_t total = total_bytes(index);
+  const int self = static_cast<int>(getpid());
+  std::uint64_t used = 0;
+  std::string processes;
+  for (const ProcessUsage& process : state_->processes()) {
+    const std::uint64_t bytes = process.used_bytes.at(physical);
+    used += bytes;
+    if (bytes == 0 && ((process.context_mask >> physical) & 1u) == 0) continue;
+    processes += process.pid == self ? std::string("Including non-PyTorch memory, this process")
+                                     : "Process " + std::to_string(process.pid);
+    processes += " has " + format_size(bytes) + " memory in use. ";
+  }
+  const std::uint64_t free_bytes = used >= total ? 0 : total - used;
+  const AllocatorStats s = stats(index);
+  return "CUDA out of memory. Tried to allocate " + format_size(alloc_bytes) + ". GPU " + std::to_string(index) +
+         " has a total capacity of " + format_size(total) + " of which " + format_size(free_bytes) + " is free. " +
+         processes + "Of the allocated memory " + format_size(s.allocated_bytes) + " is allocated by PyTorch, and " +
+         format_size(s.reserved_bytes - s.allocated_bytes) +
+         " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+         "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+         "documentation for Memory Management  "
+         "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
 }
 
 void Driver::release(int index, void* ptr) { allocators_.at(static_cast<std::size_t>(index))->release(ptr); }

@@ -57,14 +57,16 @@ class Driver {
   /// cudaSetDevice with CUDA 12 semantics: selects the device and creates its context.
   Error set_device(int index);
   /// Creates the device's primary context if it has none (first allocation or work there).
+  /// Like cuCtxCreate on a full GPU, fails with MemoryAllocation when the context does not
+  /// fit next to what every process on the node already uses there.
   Error ensure_context(int index);
   bool has_context(int index) const;
   /// cudaDeviceSynchronize on the current device: an unguarded call, so it creates a
   /// context there if there was none.
   Error synchronize_current();
 
-  /// Allocates through the device's caching allocator. On failure returns nullptr and
-  /// fills `oom_message` with PyTorch's out-of-memory text.
+  /// Allocates through the device's caching allocator (creating the context first). On
+  /// failure returns nullptr and fills `oom_message` with PyTorch's out-of-memory text.
   void* allocate(int index, std::size_t bytes, std::string* oom_message);
   void release(int index, void* ptr);
   void empty_cache();
@@ -79,6 +81,7 @@ class Driver {
   void* segment_malloc(int index, std::size_t bytes);
   void segment_free(int index, void* ptr, std::size_t bytes);
   ProcessUsage snapshot_locked() const;
+  std::string out_of_memory_message(int index, std::size_t alloc_bytes);
 
   Node node_;
   std::optional<std::string> cuda_visible_devices_;
