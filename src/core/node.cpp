@@ -4,8 +4,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
+#include <limits>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -34,36 +35,72 @@ std::string string_field(const json& object, const char* key, const std::string&
   return value.get<std::string>();
 }
 
-std::uint64_t positive_field(const json& object, const char* key, const std::string& file,
-                             const std::string& where) {
+// An integer in [min, max]; larger values would overflow where the field is used.
+std::uint64_t integer_field(const json& object, const char* key, const std::string& file, const std::string& where,
+                            std::uint64_t min, std::uint64_t max) {
   const auto& value = member(object, key, file, where);
-  if (!value.is_number_integer() || value.get<long long>() <= 0)
-    fail(file, where + key, "expected a positive integer, got " + value.dump());
-  return value.get<std::uint64_t>();
+  const bool integer = value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+  const std::uint64_t number = integer ? value.get<std::uint64_t>() : 0;
+  if (!integer || number < min || number > max)
+    fail(file, where + key,
+         "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", got " + value.dump());
+  return number;
 }
 
-int int_field(const json& object, const char* key, const std::string& file, const std::string& where) {
-  const auto& value = member(object, key, file, where);
-  if (!value.is_number_integer() || value.get<long long>() < 0)
-    fail(file, where + key, "expected a non-negative integer, got " + value.dump());
-  return value.get<int>();
+// A size in MiB, returned in bytes.
+std::uint64_t mib_field(const json& object, const char* key, const std::string& file, const std::string& where) {
+  return integer_field(object, key, file, where, 1, std::numeric_limits<std::uint64_t>::max() / kMiB) * kMiB;
 }
 
-const std::regex kGpuUuid("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-const std::regex kMigUuid("MIG-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-const std::regex kPciBusId("[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-9A-F]");
-const std::regex kComputeCapability("([0-9]+)\\.([0-9]+)");
+int int_field(const json& object, const char* key, const std::string& file, const std::string& where, int min = 0) {
+  return static_cast<int>(integer_field(object, key, file, where, static_cast<std::uint64_t>(min),
+                                        static_cast<std::uint64_t>(std::numeric_limits<int>::max())));
+}
+
+constexpr std::string_view kGpuUuid = "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+constexpr std::string_view kMigUuid = "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+constexpr std::string_view kPciBusId = "XXXXXXXX:XX:XX.X";
+
+// True when `text` has `shape`'s length and, at each position, what `shape` has there:
+// 'x' a lower-case hex digit, 'X' an upper-case hex digit, any other character itself.
+bool has_shape(const std::string& text, std::string_view shape) {
+  if (text.size() != shape.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool digit = c >= '0' && c <= '9';
+    const bool ok = shape[i] == 'x'   ? digit || (c >= 'a' && c <= 'f')
+                    : shape[i] == 'X' ? digit || (c >= 'A' && c <= 'F')
+                                      : c == shape[i];
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "MAJOR.MINOR" as CUDA writes compute capabilities: "8.0", "8.6", "12.0" (one minor digit).
+bool parse_compute_capability(const std::string& text, int* major, int* minor) {
+  const auto dot = text.find('.');
+  if (dot == std::string::npos || dot == 0 || dot > 3 || text.size() != dot + 2) return false;
+  int value = 0;
+  for (std::size_t i = 0; i < dot; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    value = value * 10 + (text[i] - '0');
+  }
+  if (text[dot + 1] < '0' || text[dot + 1] > '9') return false;
+  *major = value;
+  *minor = text[dot + 1] - '0';
+  return true;
+}
 
 MigInstance parse_mig(const json& entry, const std::string& file, const std::string& where) {
   if (!entry.is_object()) fail(file, where, "expected an object");
   MigInstance mig;
   mig.uuid = string_field(entry, "uuid", file, where + ".");
-  if (!std::regex_match(mig.uuid, kMigUuid))
+  if (!has_shape(mig.uuid, kMigUuid))
     fail(file, where + ".uuid", "expected MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '" + mig.uuid + "'");
   mig.gpu_instance = int_field(entry, "gpu_instance", file, where + ".");
   mig.compute_instance = int_field(entry, "compute_instance", file, where + ".");
-  mig.total_bytes = positive_field(entry, "memory_mib", file, where + ".") * kMiB;
-  mig.sm_count = static_cast<int>(positive_field(entry, "sm_count", file, where + "."));
+  mig.total_bytes = mib_field(entry, "memory_mib", file, where + ".");
+  mig.sm_count = int_field(entry, "sm_count", file, where + ".", /*min=*/1);
   return mig;
 }
 
@@ -73,27 +110,28 @@ Gpu parse_gpu(const json& entry, const std::string& file, const std::string& whe
   Gpu gpu;
   gpu.name = string_field(entry, "name", file, prefix);
   gpu.uuid = string_field(entry, "uuid", file, prefix);
-  if (!std::regex_match(gpu.uuid, kGpuUuid))
+  if (!has_shape(gpu.uuid, kGpuUuid))
     fail(file, prefix + "uuid", "expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (lower-case hex), got '" + gpu.uuid + "'");
   gpu.pci_bus_id = string_field(entry, "pci_bus_id", file, prefix);
-  if (!std::regex_match(gpu.pci_bus_id, kPciBusId))
+  if (!has_shape(gpu.pci_bus_id, kPciBusId))
     fail(file, prefix + "pci_bus_id", "expected NVML form 00000000:07:00.0 (upper-case hex), got '" + gpu.pci_bus_id + "'");
-  gpu.total_bytes = positive_field(entry, "memory_mib", file, prefix) * kMiB;
+  gpu.total_bytes = mib_field(entry, "memory_mib", file, prefix);
   const std::string cc = string_field(entry, "compute_capability", file, prefix);
-  std::smatch parts;
-  if (!std::regex_match(cc, parts, kComputeCapability))
+  if (!parse_compute_capability(cc, &gpu.cc_major, &gpu.cc_minor))
     fail(file, prefix + "compute_capability", "expected MAJOR.MINOR such as \"8.0\", got '" + cc + "'");
-  gpu.cc_major = std::stoi(parts[1]);
-  gpu.cc_minor = std::stoi(parts[2]);
-  gpu.sm_count = static_cast<int>(positive_field(entry, "sm_count", file, prefix));
-  gpu.context_bytes = positive_field(entry, "context_mib", file, prefix) * kMiB;
+  gpu.sm_count = int_field(entry, "sm_count", file, prefix, /*min=*/1);
+  gpu.context_bytes = mib_field(entry, "context_mib", file, prefix);
   if (gpu.context_bytes >= gpu.total_bytes)
     fail(file, prefix + "context_mib", "must be smaller than memory_mib");
   if (entry.contains("mig")) {
     const auto& list = entry.at("mig");
     if (!list.is_array()) fail(file, prefix + "mig", "expected an array");
-    for (std::size_t i = 0; i < list.size(); ++i)
-      gpu.mig.push_back(parse_mig(list[i], file, prefix + "mig[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string mig_where = prefix + "mig[" + std::to_string(i) + "]";
+      gpu.mig.push_back(parse_mig(list[i], file, mig_where));
+      if (gpu.mig.back().total_bytes > gpu.total_bytes)
+        fail(file, mig_where + ".memory_mib", "a MIG instance cannot have more memory than its GPU's memory_mib");
+    }
   }
   return gpu;
 }

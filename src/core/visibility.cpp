@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace gpulab {
 namespace {
@@ -158,7 +159,7 @@ std::vector<int> enumeration_order(const Node& node, DeviceOrder order) {
     std::stable_sort(physical.begin(), physical.end(), [&](int a, int b) {
       const auto& ga = node.gpus[static_cast<std::size_t>(a)];
       const auto& gb = node.gpus[static_cast<std::size_t>(b)];
-      return ga.cc_major * 10 + ga.cc_minor > gb.cc_major * 10 + gb.cc_minor;
+      return std::make_pair(ga.cc_major, ga.cc_minor) > std::make_pair(gb.cc_major, gb.cc_minor);
     });
   }
   return physical;

@@ -5,7 +5,8 @@
 //
 // Unlike at::native::cpu_fallback, it keeps CUDA's device rules: all tensors of an op
 // must be on one device (CPU scalars excepted), else PyTorch's "Expected all tensors to
-// be on the same device" error.
+// be on the same device" error; and random ops draw from the device's own generator.
+#include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 #include <torch/library.h>
@@ -119,6 +120,22 @@ void write_back(const Aliased& a) {
   }
 }
 
+bool is_optional_generator(const c10::TypePtr& type) {
+  const auto optional = type->cast<c10::OptionalType>();
+  return optional != nullptr && optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
+}
+
+// A random op given no generator draws from its device's default generator, as on CUDA:
+// then CPU draws and other devices' draws do not shift a device's random numbers.
+void use_device_generator(const c10::FunctionSchema& schema, std::size_t first, torch::jit::Stack* stack,
+                          const c10::Device& device) {
+  for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
+    c10::IValue& value = (*stack)[first + i];
+    if (value.isNone() && is_optional_generator(schema.arguments()[i].type()))
+      value = at::globalContext().defaultGenerator(device);
+  }
+}
+
 void host_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const std::size_t arguments = schema.arguments().size();
@@ -127,7 +144,10 @@ void host_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::vector<Aliased> aliased;
   for (std::size_t i = first; i < stack->size(); ++i) (*stack)[i] = to_host((*stack)[i], rule, aliased);
   const auto device = rule.device();
-  if (device) check(driver().ensure_context(device->index()));  // work on a device needs its context
+  if (device) {
+    check(driver().ensure_context(device->index()));  // work on a device needs its context
+    use_device_generator(schema, first, stack, *device);
+  }
 
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
 
@@ -143,4 +163,13 @@ void host_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // ---- registration ----------------------------------------------------------------------
 TORCH_LIBRARY_IMPL(_, CUDA, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+}
+
+// Losses whose CUDA kernel would otherwise be PyTorch's default wrapper for structured ops,
+// which runs their meta function twice: it resizes the 0-dim result to the inputs' shape
+// and back, warning "An output with one or more elements was resized" on every call. Their
+// CPU functional kernels, run through the fallback, do not.
+TORCH_LIBRARY_IMPL(aten, CUDA, m) {
+  m.impl("mse_loss", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+  m.impl("smooth_l1_loss", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
 }

@@ -102,6 +102,18 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return at::_local_scalar_dense(host_alias(self));
 }
 
+// CUDA's dropout kernel (torch::dropout on a CUDA tensor in training): a bool mask drawn
+// from the device's generator. The CPU kernel would draw from the CPU generator, since the
+// op takes no generator argument for the fallback to fill in.
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, c10::optional<bool> train) {
+  const auto bool_options = input.options().dtype(at::kBool);
+  if (train.has_value() && !*train) return {input.clone(), at::ones_like(input, bool_options)};
+  if (p == 1) return {at::zeros_like(input), at::zeros_like(input, bool_options)};
+  const double keep = 1 - p;
+  at::Tensor mask = at::empty_like(input, bool_options).bernoulli_(keep);
+  return {input.mul(mask).mul_(1 / keep), mask};
+}
+
 }  // namespace
 }  // namespace gpulab::sim
 
@@ -115,6 +127,8 @@ TORCH_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(gpulab::sim::copy_from_and_resize));
   m.impl("resize_", TORCH_FN(gpulab::sim::resize_));
   m.impl("_local_scalar_dense", TORCH_FN(gpulab::sim::local_scalar_dense));
+  // random ops that take no generator argument
+  m.impl("native_dropout", TORCH_FN(gpulab::sim::native_dropout));
   // views: metadata only, device-independent implementations
   m.impl("view", TORCH_FN(at::native::view));
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));

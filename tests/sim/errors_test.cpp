@@ -1,0 +1,79 @@
+// The simulated backend fails where CUDA and LibTorch fail, with their messages.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "sim_support.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+// The message of the c10::Error `fn` throws, without LibTorch's backtrace.
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const c10::Error& e) {
+    return e.what_without_backtrace();
+  }
+  FAIL("no c10::Error was thrown");
+  return {};
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+TEST_CASE("an ordinal beyond the visible GPUs raises CUDA's invalid device ordinal", "[sim][errors]") {
+  const auto results = probe({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}}, {"count", "ones:cuda:7", "ones:cuda:3"});
+  CHECK(results[0]["count"] == 4);
+  INFO(results.dump(2));
+  REQUIRE(results[1].contains("error"));
+  CHECK(starts_with(results[1]["error"], "CUDA error: invalid device ordinal"));
+  CHECK(results[2]["physical"] == 3);  // the last visible one works
+}
+
+TEST_CASE("device strings outside LibTorch's grammar are rejected with its message", "[sim][errors]") {
+  for (const std::string text : {"cuda:1,2", "cuda:01", "cuda:-1", "cuda:2,1"}) {
+    INFO(text);
+    CHECK(starts_with(error_of([&] { (void)torch::Device(text); }), "Invalid device string: '" + text + "'"));
+  }
+  CHECK(starts_with(error_of([] { (void)torch::Device(""); }), "Device string must not be empty"));
+  CHECK(torch::Device("cuda:1").index() == 1);
+  CHECK_FALSE(torch::Device("cuda").has_index());
+}
+
+TEST_CASE("an op on tensors of two GPUs raises \"Expected all tensors to be on the same device\"",
+          "[sim][errors]") {
+  const auto a = torch::ones({4, 4}, cuda(0));
+  const auto b = torch::ones({4, 4}, cuda(1));
+  const std::string expected = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1";
+  CHECK(starts_with(error_of([&] { (void)(a + b); }), expected));
+  CHECK(starts_with(error_of([&] { (void)torch::matmul(a, b); }), expected));
+  CHECK(starts_with(error_of([&] { (void)torch::cat({a, b}); }), expected));
+  CHECK(starts_with(error_of([&] { auto c = a.clone(); c.add_(b); }), expected));
+
+  SECTION("a GPU tensor with a CPU tensor fails too, unless the CPU tensor is a scalar") {
+    CHECK(starts_with(error_of([&] { (void)(a * torch::ones({4, 4})); }),
+                      "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu"));
+    const auto scaled = a * torch::tensor(3.0f);
+    CHECK(scaled.device() == cuda(0));
+    CHECK(scaled.sum().item<float>() == 16 * 3.0f);
+  }
+  SECTION("the same op with both tensors on one GPU works") {
+    const auto sum = a + b.to(cuda(0));
+    CHECK(sum.device() == cuda(0));
+    CHECK(sum.sum().item<float>() == 16 * 2.0f);
+  }
+}
+
+TEST_CASE("with CUDA_VISIBLE_DEVICES set but empty no GPU is available", "[sim][errors]") {
+  const auto results = probe({{"CUDA_VISIBLE_DEVICES", ""}}, {"count", "ones:cuda", "ones:cuda:0"});
+  INFO(results.dump(2));
+  CHECK(results[0]["count"] == 0);
+  CHECK(results[0]["available"] == false);
+  for (int step : {1, 2}) {
+    REQUIRE(results[step].contains("error"));
+    CHECK_THAT(results[step]["error"].get<std::string>(), Catch::Contains("No CUDA GPUs are available"));
+  }
+}
