@@ -1,8 +1,10 @@
 #include "gpulab/process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -40,7 +42,11 @@ void set_environment(const ProcessOptions& options) {
 }  // namespace
 
 std::string ProcessResult::outcome(double timeout_s) const {
-  if (timed_out) return "did not finish within " + std::to_string(static_cast<int>(timeout_s)) + " s and was stopped";
+  if (timed_out) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", timeout_s);
+    return std::string("did not finish within ") + limit + " s and was stopped";
+  }
   if (signal != 0) {
     const char* name = sigabbrev_np(signal);
     return std::string("crashed with SIG") + (name != nullptr ? name : "?") + " (signal " + std::to_string(signal) + ")";
@@ -52,8 +58,12 @@ ProcessResult run_process(const ProcessOptions& options) {
   if (options.argv.empty()) throw std::runtime_error("run_process: no program given");
   int out_pipe[2] = {-1, -1};
   int err_pipe[2] = {-1, -1};
-  if (options.capture && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0))
-    throw std::runtime_error(std::string("cannot create pipes: ") + std::strerror(errno));
+  if (options.capture && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)) {
+    const std::string reason = std::strerror(errno);
+    for (const int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) close(fd);
+    throw std::runtime_error("cannot create pipes: " + reason);
+  }
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) exec_child(options, out_pipe[1], err_pipe[1]);
@@ -79,6 +89,7 @@ ProcessResult run_process(const ProcessOptions& options) {
     bool open_pipes = false;
     for (const auto& fd : fds) open_pipes = open_pipes || fd.fd >= 0;
     if (open_pipes) {
+      for (auto& fd : fds) fd.revents = 0;  // poll may fail (EINTR) and leave them stale
       poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 100)));
       for (std::size_t i = 0; i < fds.size(); ++i) {
         if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP)) == 0) continue;
