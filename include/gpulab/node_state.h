@@ -32,7 +32,7 @@ class NodeState {
   NodeState(const NodeState&) = delete;
   NodeState& operator=(const NodeState&) = delete;
 
-  /// The state directory: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-<uid>.
+  /// The state directory: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-UID.
   static std::string default_directory();
   static std::string default_path(const Node& node);
 
@@ -55,6 +55,18 @@ class NodeState {
 
  private:
   struct Layout;
+  // Holds the process mutex and the file lock, with the file validated, for one operation.
+  class Exclusive {
+   public:
+    explicit Exclusive(NodeState& state);
+    ~Exclusive();
+    Exclusive(const Exclusive&) = delete;
+    Exclusive& operator=(const Exclusive&) = delete;
+
+   private:
+    NodeState& state_;
+    std::lock_guard<std::mutex> guard_;
+  };
   void lock();
   void unlock();
   void validate_or_rebuild();
@@ -72,7 +84,7 @@ class NodeState {
   std::uint64_t own_start_time_ = 0;
 };
 
-/// Start time of a process in clock ticks since boot (/proc/<pid>/stat); 0 if it is gone,
+/// Start time of a process in clock ticks since boot (/proc/PID/stat); 0 if it is gone,
 /// a zombie included (ended, not yet reaped: its GPU memory is already free).
 std::uint64_t process_start_time(int pid);
 

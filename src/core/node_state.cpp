@@ -125,15 +125,7 @@ NodeState::NodeState(const Node& node, std::string path)
   if (slash != std::string::npos && slash > 0) make_directories(path_.substr(0, slash));
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) throw std::runtime_error("cannot open node state '" + path_ + "': " + std::strerror(errno));
-  std::lock_guard<std::mutex> guard(mutex_);
-  lock();
-  try {
-    validate_or_rebuild();
-  } catch (...) {
-    unlock();
-    throw;
-  }
-  unlock();
+  Exclusive session(*this);
 }
 
 NodeState::~NodeState() {
@@ -149,6 +141,18 @@ void NodeState::lock() {
 }
 
 void NodeState::unlock() { flock(fd_, LOCK_UN); }
+
+NodeState::Exclusive::Exclusive(NodeState& state) : state_(state), guard_(state.mutex_) {
+  state_.lock();
+  try {
+    state_.validate_or_rebuild();
+  } catch (...) {
+    state_.unlock();
+    throw;
+  }
+}
+
+NodeState::Exclusive::~Exclusive() { state_.unlock(); }
 
 // A forked child inherits the descriptor, and with it the parent's flock (flock locks
 // belong to the open file description), the mapping and the parent's identity: it opens
@@ -242,73 +246,41 @@ void write_record(Slot& slot, const ProcessUsage& mine, int gpu_count) {
 
 bool NodeState::publish_if_fits(const ProcessUsage& mine, int physical, std::uint64_t capacity,
                                 std::uint64_t* others_bytes) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  lock();
-  try {
-    validate_or_rebuild();
-    const int own = find_own_slot(true);
-    std::uint64_t others = 0;
-    for (int i = 0; i < kSlots; ++i)
-      if (i != own && slot_is_live(map_->slots[i])) others += map_->slots[i].used[physical];
-    if (others_bytes != nullptr) *others_bytes = others;
-    const bool fits = others + mine.used_bytes.at(static_cast<std::size_t>(physical)) <= capacity;
-    if (fits) write_record(map_->slots[own], mine, gpu_count_);
-    unlock();
-    return fits;
-  } catch (...) {
-    unlock();
-    throw;
-  }
+  Exclusive session(*this);
+  const int own = find_own_slot(true);
+  std::uint64_t others = 0;
+  for (int i = 0; i < kSlots; ++i)
+    if (i != own && slot_is_live(map_->slots[i])) others += map_->slots[i].used[physical];
+  if (others_bytes != nullptr) *others_bytes = others;
+  const bool fits = others + mine.used_bytes.at(static_cast<std::size_t>(physical)) <= capacity;
+  if (fits) write_record(map_->slots[own], mine, gpu_count_);
+  return fits;
 }
 
 void NodeState::publish(const ProcessUsage& mine) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  lock();
-  try {
-    validate_or_rebuild();
-    write_record(map_->slots[find_own_slot(true)], mine, gpu_count_);
-  } catch (...) {
-    unlock();
-    throw;
-  }
-  unlock();
+  Exclusive session(*this);
+  write_record(map_->slots[find_own_slot(true)], mine, gpu_count_);
 }
 
 void NodeState::withdraw() {
-  std::lock_guard<std::mutex> guard(mutex_);
-  lock();
-  try {
-    validate_or_rebuild();
-    const int own = find_own_slot(false);
-    if (own >= 0) std::memset(static_cast<void*>(&map_->slots[own]), 0, sizeof(Slot));
-    own_slot_ = -1;
-  } catch (...) {
-    unlock();
-    throw;
-  }
-  unlock();
+  Exclusive session(*this);
+  const int own = find_own_slot(false);
+  if (own >= 0) std::memset(static_cast<void*>(&map_->slots[own]), 0, sizeof(Slot));
+  own_slot_ = -1;
 }
 
 std::vector<ProcessUsage> NodeState::processes() {
-  std::lock_guard<std::mutex> guard(mutex_);
-  lock();
+  Exclusive session(*this);
   std::vector<ProcessUsage> live;
-  try {
-    validate_or_rebuild();
-    for (const Slot& slot : map_->slots) {
-      if (!slot_is_live(slot)) continue;
-      ProcessUsage usage;
-      usage.pid = slot.pid;
-      usage.name.assign(slot.name, strnlen(slot.name, sizeof slot.name));
-      usage.used_bytes.assign(slot.used, slot.used + gpu_count_);
-      usage.context_mask = slot.context_mask;
-      live.push_back(std::move(usage));
-    }
-  } catch (...) {
-    unlock();
-    throw;
+  for (const Slot& slot : map_->slots) {
+    if (!slot_is_live(slot)) continue;
+    ProcessUsage usage;
+    usage.pid = slot.pid;
+    usage.name.assign(slot.name, strnlen(slot.name, sizeof slot.name));
+    usage.used_bytes.assign(slot.used, slot.used + gpu_count_);
+    usage.context_mask = slot.context_mask;
+    live.push_back(std::move(usage));
   }
-  unlock();
   return live;
 }
 
