@@ -2,40 +2,50 @@
 // the program falls back to the CPU and says so (claims A1.2, A3.3).
 #include <catch2/catch.hpp>
 
+#include "gpu_requirements.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
 
 TEST_CASE("on the default node every physical GPU is visible and the tensor lands on GPU 0", "[lesson01]") {
-  const auto run = run_lesson("01");
-  const auto gpus = static_cast<std::int64_t>(node().gpus.size());
+  const Env env = {};
+  GPULAB_REQUIRE_GPUS(1, env);  // every GPU there is: the node's on the simulator
+  const auto run = run_lesson("01", env);
+  const auto gpus = static_cast<std::int64_t>(physical_gpus(env));
   CHECK(run.fact("physical_gpus") == gpus);
   CHECK(run.fact("visible_devices") == gpus);
-  CHECK(run.physical_of("after creating a tensor", "x") == 0);
-  CHECK(run.contexts("after creating a tensor") == std::vector<int>{0});
+  const int first = cuda_order(env).front();  // physical GPU 0 where the GPUs are alike
+  CHECK(run.physical_of("after creating a tensor", "x") == first);
+  CHECK(run.contexts("after creating a tensor") == std::vector<int>{first});
 }
 
 TEST_CASE("the counts follow the node file, not a fixed 8", "[lesson01]") {
-  const auto run = run_lesson("01", {{"GPULAB_NODE", "tiny2"}});
-  const auto gpus = static_cast<std::int64_t>(node("tiny2").gpus.size());
+  const Env env = {{"GPULAB_NODE", "tiny2"}};  // real GPUs ignore it: the machine's count
+  GPULAB_REQUIRE_GPUS(1, Env{});  // a GPU, on any node (asking once per test program is enough)
+  const auto run = run_lesson("01", env);
+  const auto gpus = static_cast<std::int64_t>(physical_gpus(env));
   CHECK(run.fact("physical_gpus") == gpus);
   CHECK(run.fact("visible_devices") == gpus);
 }
 
 TEST_CASE("CUDA_VISIBLE_DEVICES changes what CUDA sees, not what nvidia-smi counts", "[lesson01]") {
-  const auto run = run_lesson("01", {{"CUDA_VISIBLE_DEVICES", "6,7"}});
-  CHECK(run.fact("physical_gpus") == static_cast<std::int64_t>(node().gpus.size()));
+  const Env env = {{"CUDA_VISIBLE_DEVICES", "6,7"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  const auto run = run_lesson("01", env);
+  CHECK(run.fact("physical_gpus") == static_cast<std::int64_t>(physical_gpus()));
   CHECK(run.fact("visible_devices") == 2);
-  CHECK(run.physical_of("after creating a tensor", "x") == 6);
+  CHECK(run.physical_of("after creating a tensor", "x") == cuda_order().at(6));
 }
 
 TEST_CASE("with CUDA_VISIBLE_DEVICES empty no GPU is visible and the program runs on the CPU, saying why",
           "[lesson01]") {
-  const auto run = run_lesson("01", {{"CUDA_VISIBLE_DEVICES", ""}});
+  const Env env = {{"CUDA_VISIBLE_DEVICES", ""}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  const auto run = run_lesson("01", env);
   INFO("stderr:\n" << run.process.err);
   CHECK(run.process.exit_code == 0);
   CHECK(run.errors("uncaught").empty());
-  CHECK(run.fact("physical_gpus") == static_cast<std::int64_t>(node().gpus.size()));
+  CHECK(run.fact("physical_gpus") == static_cast<std::int64_t>(physical_gpus()));
   CHECK(run.fact("visible_devices") == 0);
   CHECK(run.device_of("after creating a tensor", "x") == "cpu");
   CHECK(run.usage("after creating a tensor").empty());

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpu_requirements.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
@@ -29,22 +30,38 @@ void check_renumbering(const Env& env, const std::vector<int>& listed) {
   std::sort(expected.begin(), expected.end());
   CHECK(used == expected);
 }
+
+// The physical GPUs an integer CUDA_VISIBLE_DEVICES list names, in list order. On the default
+// node (and on alike real GPUs) entry i is physical GPU i; CUDA counts in its own order.
+std::vector<int> physical_of_entries(const std::vector<int>& entries) {
+  const auto order = cuda_order();
+  std::vector<int> physical;
+  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
+  return physical;
+}
 }  // namespace
 
 TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the process sees 4 GPUs and cuda:i is physical GPU 2+i",
           "[lesson02]") {
-  check_renumbering({{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}}, {2, 3, 4, 5});
+  const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  check_renumbering(env, physical_of_entries({2, 3, 4, 5}));
 }
 
 TEST_CASE("visible GPUs are numbered in list order, not in physical order", "[lesson02]") {
-  check_renumbering({{"CUDA_VISIBLE_DEVICES", "5,1,6"}}, {5, 1, 6});
+  const Env env = {{"CUDA_VISIBLE_DEVICES", "5,1,6"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  check_renumbering(env, physical_of_entries({5, 1, 6}));
 }
 
 TEST_CASE("with CUDA_VISIBLE_DEVICES unset cuda:i is physical GPU i, for every GPU of the node", "[lesson02]") {
-  for (const std::string name : {"dgx-a100", "tiny2"}) {
+  GPULAB_REQUIRE_GPUS(1, Env{});  // every GPU there is; every node has some
+  // Real GPUs ignore GPULAB_NODE: there the machine's GPUs are checked once.
+  const std::vector<std::string> nodes =
+      simulated() ? std::vector<std::string>{"dgx-a100", "tiny2"} : std::vector<std::string>{"dgx-a100"};
+  for (const std::string& name : nodes) {
     INFO("node " << name);
-    std::vector<int> all(node(name).gpus.size());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    check_renumbering({{"GPULAB_NODE", name}}, all);
+    const Env env = {{"GPULAB_NODE", name}};
+    check_renumbering(env, cuda_order(env));  // 0, 1, ... where the GPUs are alike
   }
 }

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpu_requirements.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
@@ -80,6 +81,7 @@ void check_way(const Way& way) {
   for (const auto& arg : options.argv) command += arg + (&arg == &options.argv.back() ? "" : " ");
   const Setting value = value_at_cuda_init(way);
   INFO(command << "\nCUDA_VISIBLE_DEVICES at CUDA initialisation by the rule: " << value.value_or("(unset)"));
+  GPULAB_REQUIRE_GPUS(gpus_needed({{"CUDA_VISIBLE_DEVICES", value}}), Env{});
 
   gpulab::ProcessResult result = gpulab::run_process(options);
   INFO(result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
@@ -89,10 +91,12 @@ void check_way(const Way& way) {
   const LessonRun run = parse_run(std::move(result));
 
   const std::vector<int> visible = value ? entries(*value) : std::vector<int>{0};
-  const auto count = value ? visible.size() : node().gpus.size();
+  const auto count = value ? visible.size() : static_cast<std::size_t>(physical_gpus());
   CHECK(run.fact("device_count") == static_cast<std::int64_t>(count));
-  CHECK(run.physical_of("x on cuda:0", "x") == visible.front());
-  CHECK(run.contexts("x on cuda:0") == std::vector<int>{visible.front()});
+  // Entry i is the GPU CUDA numbers i with every GPU visible: physical GPU i where they are alike.
+  const int first = cuda_order().at(static_cast<std::size_t>(visible.front()));
+  CHECK(run.physical_of("x on cuda:0", "x") == first);
+  CHECK(run.contexts("x on cuda:0") == std::vector<int>{first});
   if (way.setenv_after) {
     // The late setenv did change the variable; CUDA just never read it again.
     CHECK(run.report.at("env_at_exit").at("CUDA_VISIBLE_DEVICES") == *way.setenv_after);

@@ -1,6 +1,8 @@
 // Lesson 07: CUDA numbers GPUs FASTEST_FIRST unless CUDA_DEVICE_ORDER=PCI_BUS_ID, while
-// nvidia-smi numbers them in PCI bus order (claim A2.8). Expectations come from the
-// workstation-mixed node file: its compute capabilities and its PCI order.
+// nvidia-smi numbers them in PCI bus order (claim A2.8). On the simulated node expectations
+// come from the workstation-mixed node file: its compute capabilities and its PCI order. On
+// real GPUs they come from CUDA's order as `gpulab devices` sees it, and the checks need GPUs
+// that CUDA numbers differently from nvidia-smi.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -8,12 +10,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpu_requirements.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
 
 namespace {
 const std::string kNode = "workstation-mixed";
+const Env kNodeEnv = {{"GPULAB_NODE", kNode}};
 
 struct Order {
   const char* name;
@@ -23,19 +27,26 @@ const Order kOrders[] = {{"CUDA_DEVICE_ORDER unset", std::nullopt},
                          {"CUDA_DEVICE_ORDER=FASTEST_FIRST", "FASTEST_FIRST"},
                          {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "PCI_BUS_ID"}};
 
-// Physical (nvidia-smi) numbers in CUDA's order. Node files list GPUs in PCI bus order;
-// FASTEST_FIRST puts higher compute capability first, ties in PCI order (BEHAVIOUR.md §2).
+// Physical (nvidia-smi) numbers in CUDA's order under `order`. Node files list GPUs in PCI
+// bus order; FASTEST_FIRST puts higher compute capability first, ties in PCI order
+// (BEHAVIOUR.md §2; derived in lesson_run.cpp).
 std::vector<int> cuda_order(const Order& order) {
-  const auto gpus = node(kNode).gpus;
-  std::vector<int> physical;
-  for (int p = 0; p < static_cast<int>(gpus.size()); ++p) physical.push_back(p);
-  if (order.value == std::optional<std::string>("PCI_BUS_ID")) return physical;
-  const auto capability = [&](int p) {
-    const auto& gpu = gpus[static_cast<std::size_t>(p)];
-    return gpu.cc_major * 10 + gpu.cc_minor;
-  };
-  std::stable_sort(physical.begin(), physical.end(), [&](int a, int b) { return capability(a) > capability(b); });
-  return physical;
+  return gpulab::test::cuda_order({{"GPULAB_NODE", kNode}, {"CUDA_DEVICE_ORDER", order.value}});
+}
+
+// Why this machine cannot show the lesson, if it cannot. The simulated node has the four
+// GPUs of the node file; real GPUs must include some that CUDA's default order moves from
+// their PCI position: GPUs of different compute capabilities, a faster one later on the bus.
+std::optional<std::string> missing_mixed_gpus() {
+  if (simulated(kNodeEnv)) return missing_gpus(static_cast<int>(node(kNode).gpus.size()), kNodeEnv);
+  if (auto missing = missing_gpus(2, kNodeEnv)) return missing;
+  const auto order = cuda_order(kOrders[0]);
+  int moved = 0;
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) moved += order[static_cast<std::size_t>(i)] != i;
+  if (moved > 0) return std::nullopt;
+  return "needs 2 GPUs, found 0 that CUDA's default FASTEST_FIRST order numbers differently from nvidia-smi"
+         " (GPUs of different compute capabilities, a faster one later on the PCI bus); CUDA numbers"
+         " this machine's " + std::to_string(order.size()) + " GPUs in PCI order";
 }
 
 LessonRun run_under(const Order& order, std::optional<std::string> visible, const std::vector<std::string>& args = {}) {
@@ -45,12 +56,23 @@ LessonRun run_under(const Order& order, std::optional<std::string> visible, cons
 }
 }  // namespace
 
+// Ends the test case, as GPULAB_REQUIRE_GPUS does, on a machine that cannot show the lesson.
+#define GPULAB_REQUIRE_MIXED_GPUS()                              \
+  do {                                                           \
+    if (const auto lesson07_missing_ = missing_mixed_gpus()) {   \
+      WARN(*lesson07_missing_);                                  \
+      return;                                                    \
+    }                                                            \
+  } while (false)
+
 TEST_CASE("the node's fastest GPU is not its first on the PCI bus, so the two orders differ", "[lesson07]") {
+  GPULAB_REQUIRE_MIXED_GPUS();
   CHECK(cuda_order(kOrders[0]) != cuda_order(kOrders[2]));
 }
 
 TEST_CASE("CUDA_VISIBLE_DEVICES=0 is the fastest GPU by default and nvidia-smi's GPU 0 under PCI_BUS_ID",
           "[lesson07]") {
+  GPULAB_REQUIRE_MIXED_GPUS();
   for (const auto& order : kOrders) {
     INFO(order.name);
     const auto run = run_under(order, "0");
@@ -62,6 +84,7 @@ TEST_CASE("CUDA_VISIBLE_DEVICES=0 is the fastest GPU by default and nvidia-smi's
 }
 
 TEST_CASE("the lesson maps every CUDA number to nvidia-smi's number in the order in force", "[lesson07]") {
+  GPULAB_REQUIRE_MIXED_GPUS();
   for (const auto& order : kOrders) {
     INFO(order.name);
     const auto run = run_under(order, std::nullopt);
@@ -75,7 +98,8 @@ TEST_CASE("the lesson maps every CUDA number to nvidia-smi's number in the order
 }
 
 TEST_CASE("the batch lands on the GPU nvidia-smi names, whatever CUDA's order", "[lesson07]") {
-  const int gpus = static_cast<int>(node(kNode).gpus.size());
+  GPULAB_REQUIRE_MIXED_GPUS();
+  const int gpus = physical_gpus(kNodeEnv);
   for (const auto& order : {kOrders[0], kOrders[2]}) {  // FASTEST_FIRST is the unset default
     for (int smi = 0; smi < gpus; ++smi) {
       INFO(order.name << ", nvidia-smi's GPU " << smi);
@@ -89,6 +113,7 @@ TEST_CASE("the batch lands on the GPU nvidia-smi names, whatever CUDA's order", 
 }
 
 TEST_CASE("nvidia-smi's GPU 0 is not found when CUDA_VISIBLE_DEVICES=0 selects another GPU", "[lesson07]") {
+  GPULAB_REQUIRE_MIXED_GPUS();
   for (const auto& order : kOrders) {
     const auto cuda = cuda_order(order);
     if (cuda.front() == 0) continue;  // under this order the variable does select nvidia-smi's GPU 0

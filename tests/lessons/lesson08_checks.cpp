@@ -1,6 +1,7 @@
 // Lesson 08: CUDA_VISIBLE_DEVICES edge cases — what each list makes visible, and where a
 // tensor put on every visible device lands (claim A1.2; rules in BEHAVIOUR.md §1).
-// Lists are built from the node files (UUIDs, GPU count), not pasted.
+// Lists are built from the node files (UUIDs, GPU count), not pasted; on real GPUs from
+// NVML's inventory and CUDA's order.
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpu_requirements.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
@@ -43,14 +45,13 @@ void check_visible(const std::string& visible, const std::vector<int>& expected,
   CHECK(run.report.at("errors").size() == complaints.size());
 }
 
-std::string uuid(int physical, const gpulab::Node& n = node()) {
-  return n.gpus.at(static_cast<std::size_t>(physical)).uuid;
-}
+std::string uuid(int physical) { return gpu_uuids().at(static_cast<std::size_t>(physical)); }
 
-// How many node GPUs' UUIDs start with `prefix`.
-int matches(const std::string& prefix, const gpulab::Node& n = node()) {
-  return static_cast<int>(std::count_if(n.gpus.begin(), n.gpus.end(),
-                                        [&](const gpulab::Gpu& gpu) { return gpu.uuid.rfind(prefix, 0) == 0; }));
+// How many GPUs' UUIDs start with `prefix`.
+int matches(const std::string& prefix) {
+  const auto uuids = gpu_uuids();
+  return static_cast<int>(
+      std::count_if(uuids.begin(), uuids.end(), [&](const std::string& u) { return u.rfind(prefix, 0) == 0; }));
 }
 
 // The shortest prefix of GPU `physical`'s UUID that names no other GPU.
@@ -64,23 +65,25 @@ std::string unique_prefix(int physical) {
 }  // namespace
 
 TEST_CASE("integer lists: an invalid or out-of-range entry ends the list, a duplicate empties it", "[lesson08]") {
-  // The default node's GPUs share one compute capability: CUDA's order is PCI order, so an
-  // integer entry is the physical GPU of that number.
-  const auto gpus = node().gpus;
-  for (const auto& gpu : gpus) REQUIRE((gpu.cc_major == gpus[0].cc_major && gpu.cc_minor == gpus[0].cc_minor));
-  const std::string past_the_end = std::to_string(gpus.size());
+  GPULAB_REQUIRE_GPUS(6, Env{});  // "5,3" names GPU 5
+  // An integer entry i is the GPU CUDA numbers i with every GPU visible: physical GPU i on the
+  // default node, whose GPUs share one compute capability (CUDA's order is PCI order there).
+  const auto order = cuda_order();
+  const auto gpu = [&](std::size_t entry) { return order.at(entry); };
+  const std::string past_the_end = std::to_string(physical_gpus());
 
-  SECTION("the CUDA Guide's example: 0,2,-1,1 shows GPUs 0 and 2") { check_visible("0,2,-1,1", {0, 2}); }
-  SECTION("an entry that is not a number ends the list") { check_visible("1,x,2", {1}); }
-  SECTION("an index past the last GPU ends the list") { check_visible("1," + past_the_end + ",2", {1}); }
+  SECTION("the CUDA Guide's example: 0,2,-1,1 shows GPUs 0 and 2") { check_visible("0,2,-1,1", {gpu(0), gpu(2)}); }
+  SECTION("an entry that is not a number ends the list") { check_visible("1,x,2", {gpu(1)}); }
+  SECTION("an index past the last GPU ends the list") { check_visible("1," + past_the_end + ",2", {gpu(1)}); }
   SECTION("a repeated index hides every GPU") { check_visible("0,0", {}); }
   SECTION("-1 alone hides every GPU") { check_visible("-1", {}); }
   SECTION("an empty value hides every GPU") { check_visible("", {}); }
-  SECTION("the list's order is CUDA's numbering") { check_visible("5,3", {5, 3}); }
+  SECTION("the list's order is CUDA's numbering") { check_visible("5,3", {gpu(5), gpu(3)}); }
 }
 
 TEST_CASE("UUID lists: full UUIDs and unique prefixes select GPUs; an unknown or ambiguous entry ends the list",
           "[lesson08]") {
+  GPULAB_REQUIRE_GPUS(7, Env{});  // the lists name GPUs up to 6
   const std::string unknown = "GPU-00000000";
   REQUIRE(matches(unknown) == 0);
   REQUIRE(matches("GPU-") > 1);
@@ -97,6 +100,13 @@ TEST_CASE("UUID lists: full UUIDs and unique prefixes select GPUs; an unknown or
 }
 
 TEST_CASE("MIG: a process sees one MIG instance, on its parent GPU, even when two are listed", "[lesson08]") {
+  // The simulated node's MIG instances are in its node file; a real machine's are not
+  // known to gpulab. Ends the test case as GPULAB_REQUIRE_GPUS does.
+  if (!simulated()) {
+    WARN("needs 1 GPU, found 0 in MIG mode that this check can list: gpulab's NVML inventory names no MIG"
+         " instances, so the MIG cases run on the simulated mig-a100 node only");
+    return;
+  }
   const auto mig_node = node("mig-a100");
   int parent = -1;
   for (std::size_t g = 0; g < mig_node.gpus.size(); ++g)

@@ -19,6 +19,17 @@ std::optional<std::string> value_in(const Env& env, const std::string& name) {
   return value;
 }
 
+GpuInventory ask_smi(const Env& env);
+
+// On the simulated node the inventory is the node file; only real GPUs need asking.
+GpuInventory ask(const Env& env) {
+  if (std::string(GPULAB_TEST_BACKEND) == "sim") {
+    const Node described = node(value_in(env, "GPULAB_NODE").value_or(kDefaultNodeName));
+    return {"sim", described.name, static_cast<int>(described.gpus.size())};
+  }
+  return ask_smi(env);
+}
+
 GpuInventory ask_smi(const Env& env) {
   ProcessOptions options;
   options.argv = {bin_dir() + "/gpulab", "smi", "--json"};
@@ -41,7 +52,7 @@ const GpuInventory& gpu_inventory(const Env& env) {
   const std::string key = value_in(env, "GPULAB_NODE").value_or("");
   std::lock_guard<std::mutex> lock(mutex);
   auto found = cache.find(key);
-  if (found == cache.end()) found = cache.emplace(key, ask_smi(env)).first;
+  if (found == cache.end()) found = cache.emplace(key, ask(env)).first;
   return found->second;
 }
 

@@ -1,9 +1,15 @@
 #include "lesson_run.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include <catch2/catch.hpp>
+
+#include "gpu_requirements.h"
 
 namespace gpulab::test {
 
@@ -20,13 +26,114 @@ std::string program(const std::string& id, Target target) {
   return bin_dir() + (target == Target::Exercise ? "/lesson-" : "/solution-") + id;
 }
 
+namespace {
+// State folders made for this test process; removed when it exits (its children are done).
+struct StateDirs {
+  std::mutex mutex;
+  std::vector<std::string> paths;
+  ~StateDirs() {
+    std::error_code ignored;
+    for (const auto& path : paths) std::filesystem::remove_all(path, ignored);
+  }
+};
+StateDirs& state_dirs() {
+  static StateDirs dirs;
+  return dirs;
+}
+}  // namespace
+
 std::string fresh_state_dir() {
-  std::string pattern = "/tmp/gpulab-test-XXXXXX";
+  std::string pattern = (std::filesystem::temp_directory_path() / "gpulab-test-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  std::lock_guard<std::mutex> lock(state_dirs().mutex);
+  state_dirs().paths.push_back(pattern);
   return pattern;
 }
 
 Node node(const std::string& name) { return load_node_file(source_dir() + "/nodes/" + name + ".json"); }
+
+namespace {
+std::optional<std::string> setting(const Env& env, const std::string& name) {
+  std::optional<std::string> value;
+  for (const auto& [key, v] : env)
+    if (key == name) value = v;  // the last setting wins, as in run_lesson
+  return value;
+}
+
+std::string node_name(const Env& env) { return setting(env, "GPULAB_NODE").value_or(kDefaultNodeName); }
+
+// `gpulab <command> --json` with every GPU visible, under env's GPULAB_NODE and CUDA_DEVICE_ORDER.
+nlohmann::json ask_gpulab(const std::string& command, const Env& env) {
+  ProcessOptions options;
+  options.argv = {bin_dir() + "/gpulab", command, "--json"};
+  options.env = {{"CUDA_VISIBLE_DEVICES", std::nullopt},
+                 {"CUDA_DEVICE_ORDER", setting(env, "CUDA_DEVICE_ORDER")},
+                 {"GPULAB_NODE", setting(env, "GPULAB_NODE")},
+                 {"GPULAB_STATE_DIR", fresh_state_dir()}};
+  options.timeout_s = 60;
+  const ProcessResult result = run_process(options);
+  if (!result.ok())
+    throw std::runtime_error("gpulab " + command + " --json " + result.outcome(options.timeout_s) + ":\n" + result.err);
+  return nlohmann::json::parse(result.out);
+}
+
+// Computes a value once per key (the helpers' answers do not change during a run).
+template <typename T, typename Make>
+const T& cached(std::map<std::string, T>& cache, const std::string& key, Make make) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = cache.find(key);
+  if (found == cache.end()) found = cache.emplace(key, make()).first;
+  return found->second;
+}
+}  // namespace
+
+bool simulated(const Env& env) {
+  static const bool sim = gpu_inventory(env).backend == "sim";  // the same under every env: asked once
+  return sim;
+}
+
+int physical_gpus(const Env& env) {
+  return simulated(env) ? static_cast<int>(node(node_name(env)).gpus.size()) : gpu_inventory(env).physical_gpus;
+}
+
+std::vector<int> cuda_order(const Env& env) {
+  const auto order = setting(env, "CUDA_DEVICE_ORDER");
+  if (simulated(env)) {
+    const auto gpus = node(node_name(env)).gpus;
+    std::vector<int> physical;
+    for (int p = 0; p < static_cast<int>(gpus.size()); ++p) physical.push_back(p);
+    if (order == std::optional<std::string>("PCI_BUS_ID")) return physical;
+    const auto capability = [&](int p) {
+      const auto& gpu = gpus[static_cast<std::size_t>(p)];
+      return gpu.cc_major * 10 + gpu.cc_minor;
+    };
+    std::stable_sort(physical.begin(), physical.end(), [&](int a, int b) { return capability(a) > capability(b); });
+    return physical;
+  }
+  static std::map<std::string, std::vector<int>> cache;
+  return cached(cache, order.value_or("(unset)"), [&] {
+    const auto devices = ask_gpulab("devices", env);
+    std::vector<int> physical;
+    for (const auto& device : devices.at("devices"))
+      physical.push_back(device.at("physical_index").get<int>());
+    return physical;
+  });
+}
+
+std::vector<std::string> gpu_uuids(const Env& env) {
+  std::vector<std::string> uuids;
+  if (simulated(env)) {
+    for (const auto& gpu : node(node_name(env)).gpus) uuids.push_back(gpu.uuid);
+    return uuids;
+  }
+  static std::map<std::string, std::vector<std::string>> cache;
+  return cached(cache, "", [&] {
+    const auto smi = ask_gpulab("smi", env);
+    for (const auto& gpu : smi.at("gpus")) uuids.push_back(gpu.at("uuid").get<std::string>());
+    return uuids;
+  });
+}
 
 LessonRun parse_run(ProcessResult process) {
   LessonRun run;

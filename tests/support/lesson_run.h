@@ -59,7 +59,32 @@ LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vect
 LessonRun parse_run(ProcessResult process);
 
 /// A node file from nodes/, to derive expectations (context size, memory) from data.
+/// It describes the simulated node only: on real GPUs use the helpers below.
 Node node(const std::string& name = kDefaultNodeName);
+
+// The same checks run on the simulated node and on real GPUs (a CUDA build). Node files
+// hold exactly on the first; on the second only what NVML and CUDA report does.
+
+/// True when lesson programs run on the simulated node (`gpulab smi` reports the "sim"
+/// backend), false on real GPUs (the "cuda" backend). The answer is the same under every
+/// `env`, so only the first call asks: passing the scenario's env lets it reuse the answer
+/// gpu_inventory has (or will have) for that GPULAB_NODE, one `gpulab smi` run fewer.
+bool simulated(const Env& env = {});
+
+/// How many physical GPUs lesson programs find under `env`: the node file's (GPULAB_NODE, or
+/// the default node) on the simulated node, NVML's on real GPUs.
+int physical_gpus(const Env& env = {});
+
+/// The physical GPU (nvidia-smi's number) behind each CUDA index with every GPU visible, in
+/// the order `env`'s CUDA_DEVICE_ORDER sets: element i is cuda:i, and so also the GPU an
+/// integer entry i of CUDA_VISIBLE_DEVICES names. Simulated node: derived from the node file
+/// (FASTEST_FIRST puts higher compute capability first, ties in PCI order; PCI_BUS_ID is PCI
+/// order). Real GPUs: what `gpulab devices --json` observes. Cached.
+std::vector<int> cuda_order(const Env& env = {});
+
+/// Each physical GPU's UUID, in nvidia-smi's order: the node file's on the simulated node,
+/// NVML's (`gpulab smi --json`) on real GPUs. Cached.
+std::vector<std::string> gpu_uuids(const Env& env = {});
 
 constexpr std::uint64_t kMiB = 1024ull * 1024ull;
 
