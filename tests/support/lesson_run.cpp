@@ -146,9 +146,10 @@ LessonRun parse_run(ProcessResult process) {
   return run;
 }
 
-LessonRun run_lesson(const std::string& id, const Env& env, const std::vector<std::string>& args, Target target) {
+LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
+                             double timeout_s) {
   ProcessOptions options;
-  options.argv = {program(id, target)};
+  options.argv = {path};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.argv.emplace_back("--json");
   options.env = {{"CUDA_VISIBLE_DEVICES", std::nullopt},
@@ -156,12 +157,16 @@ LessonRun run_lesson(const std::string& id, const Env& env, const std::vector<st
                  {"GPULAB_NODE", std::nullopt},
                  {"GPULAB_STATE_DIR", fresh_state_dir()}};
   options.env.insert(options.env.end(), env.begin(), env.end());
-  options.timeout_s = 120;
+  options.timeout_s = timeout_s;
   ProcessResult result = run_process(options);
   INFO(options.argv[0] << " " << result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.signal == 0);
   return parse_run(std::move(result));
+}
+
+LessonRun run_lesson(const std::string& id, const Env& env, const std::vector<std::string>& args, Target target) {
+  return run_report_program(program(id, target), args, env, /*timeout_s=*/120);
 }
 
 const nlohmann::json& LessonRun::observation(const std::string& label) const {

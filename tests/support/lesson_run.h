@@ -55,6 +55,11 @@ struct LessonRun {
 LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vector<std::string>& args = {},
                      Target target = check_target());
 
+/// Runs any program that prints a lesson report with --json (a lesson, a test probe), the
+/// same way: clean CUDA environment plus `env`, fresh node state, a time limit.
+LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
+                             double timeout_s);
+
 /// Parses a report printed by any program (e.g. a script that runs a lesson).
 LessonRun parse_run(ProcessResult process);
 

@@ -36,21 +36,7 @@ std::string oom_message(std::uint64_t tried, int cuda_index, std::uint64_t total
 std::string bin(const std::string& name) { return bin_dir() + "/" + name; }
 
 LessonRun probe(const std::vector<std::string>& args, const Env& env) {
-  ProcessOptions options;
-  options.argv = {bin("memory-probe")};
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
-  options.argv.emplace_back("--json");
-  options.env = {{"CUDA_VISIBLE_DEVICES", std::nullopt},
-                 {"CUDA_DEVICE_ORDER", std::nullopt},
-                 {"GPULAB_NODE", std::nullopt},
-                 {"GPULAB_STATE_DIR", fresh_state_dir()}};
-  options.env.insert(options.env.end(), env.begin(), env.end());
-  options.timeout_s = 60;
-  ProcessResult result = run_process(options);
-  INFO("memory-probe " << result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
-  REQUIRE_FALSE(result.timed_out);
-  REQUIRE(result.signal == 0);
-  return parse_run(std::move(result));
+  return run_report_program(bin("memory-probe"), args, env, /*timeout_s=*/60);
 }
 
 Smi smi(const std::string& state_dir, const Env& env) {
