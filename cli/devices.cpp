@@ -37,13 +37,19 @@ void run_devices(const DevicesOptions& options) {
                        {"pci_bus_id", gpu.pci_bus_id},
                        {"total_bytes", gpu.total_bytes}});
   }
-  const nlohmann::json report = {
+  std::optional<std::string> visible_env;
+  if (const char* value = std::getenv("CUDA_VISIBLE_DEVICES")) visible_env = value;
+  const auto note = observer->backend() == "sim"
+                        ? explain_visibility(load_selected_node(), visible_env, parse_device_order(std::getenv("CUDA_DEVICE_ORDER")))
+                        : std::nullopt;
+  nlohmann::json report = {
       {"backend", observer->backend()},
       {"node", observer->node()},
       {"cuda_visible_devices", env_or_null("CUDA_VISIBLE_DEVICES")},
       {"device_order", to_string(parse_device_order(std::getenv("CUDA_DEVICE_ORDER")))},
       {"physical_gpus", gpus.size()},
       {"devices", devices}};
+  if (note) report["note"] = *note;
   if (options.json) {
     std::cout << report.dump(2) << '\n';
     return;
@@ -53,6 +59,7 @@ void run_devices(const DevicesOptions& options) {
   std::cout << fmt::format("CUDA_VISIBLE_DEVICES={}  CUDA_DEVICE_ORDER={}\n\n",
                            report["cuda_visible_devices"].is_null() ? "(unset)" : report["cuda_visible_devices"].get<std::string>(),
                            report["device_order"].get<std::string>());
+  if (note) std::cout << "note: " << *note << "\n\n";
   if (count == 0) std::cout << "No CUDA device is visible: torch::cuda::is_available() is false.\n";
   else std::cout << fmt::format("{:<8} {:<10} {:<26} {:<18} {}\n", "CUDA", "physical", "name", "PCI bus id", "UUID");
   for (const auto& d : devices)

@@ -7,7 +7,9 @@
 
 #include "commands.h"
 #include "gpulab/manifest.h"
+#include "gpulab/node.h"
 #include "gpulab/process.h"
+#include "gpulab/visibility.h"
 
 namespace gpulab::cli {
 namespace {
@@ -18,6 +20,24 @@ struct RunOptions {
   double timeout_s = 120;
   std::vector<std::string> args;
 };
+
+// What the lesson will see of a CUDA_VISIBLE_DEVICES that CUDA cuts short (CUDA says nothing).
+std::optional<std::string> visibility_note(const std::vector<std::pair<std::string, std::optional<std::string>>>& env) {
+  auto effective = [&](const char* name) -> std::optional<std::string> {
+    for (const auto& [key, value] : env)
+      if (key == name) return value;
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+  };
+  try {
+    const auto node_spec = effective("GPULAB_NODE");
+    const Node node = load_node_file(resolve_node_path(node_spec.value_or(kDefaultNodeName)));
+    const auto order = effective("CUDA_DEVICE_ORDER");
+    return explain_visibility(node, effective("CUDA_VISIBLE_DEVICES"), parse_device_order(order ? order->c_str() : nullptr));
+  } catch (const NodeError&) {
+    return std::nullopt;  // the lesson itself reports a broken node
+  }
+}
 
 void run_lesson_program(const RunOptions& options) {
   const Manifest manifest = load_manifest();
@@ -41,6 +61,7 @@ void run_lesson_program(const RunOptions& options) {
                              options.solution ? "solution" : "lesson", lesson.directory());
     for (const auto& arg : args) scenario += " " + arg;
     if (!scenario.empty()) std::cerr << "   scenario:" << scenario << '\n';
+    if (const auto note = visibility_note(process.env)) std::cerr << "   note: " << *note << '\n';
   }
   const ProcessResult result = run_process(process);
   if (result.ok()) return;

@@ -35,6 +35,12 @@ std::vector<VisibleDevice> visible_devices(const Node& node,
                                            const std::optional<std::string>& cuda_visible_devices,
                                            DeviceOrder order);
 
+/// Why CUDA_VISIBLE_DEVICES shows fewer devices than it lists (an invalid, out-of-range
+/// or repeated entry, a second MIG instance), in words; nullopt when every entry is honoured.
+/// CUDA itself says nothing: it silently cuts the list.
+std::optional<std::string> explain_visibility(const Node& node, const std::optional<std::string>& cuda_visible_devices,
+                                              DeviceOrder order);
+
 /// Total memory and SM count of a visible device (a MIG instance has its own).
 std::uint64_t total_bytes(const Node& node, const VisibleDevice& device);
 

@@ -186,3 +186,45 @@ std::uint64_t total_bytes(const Node& node, const VisibleDevice& device) {
 }
 
 }  // namespace gpulab
+
+namespace gpulab {
+
+// Finds the first entry where CUDA stops honouring the list by growing the list one entry
+// at a time through visible_devices(), so the explanation cannot drift from the rules.
+std::optional<std::string> explain_visibility(const Node& node, const std::optional<std::string>& value,
+                                              DeviceOrder order) {
+  if (!value) return std::nullopt;
+  if (value->empty()) return std::string("CUDA_VISIBLE_DEVICES is empty: CUDA hides every GPU");
+  const auto entries = split_commas(*value);
+  std::string prefix;
+  std::size_t previous = 0;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    prefix += (k == 0 ? "" : ",") + entries[k];
+    const std::size_t visible = visible_devices(node, prefix, order).size();
+    if (visible == k + 1) {
+      previous = visible;
+      continue;
+    }
+    const std::string quoted = "'" + entries[k] + "'";
+    if (visible == 0 && previous > 0)
+      return "entry " + quoted + " repeats an earlier one: a list with a duplicate hides every GPU";
+    if (visible == previous && starts_with(entries[0], "MIG-") && previous == 1)
+      return std::string("a process can use only one MIG instance: CUDA shows the first and ignores the rest");
+    std::string why = "is not a GPU index, GPU- UUID or MIG- UUID";
+    const long long index = leading_integer(trim(entries[k]));
+    if (starts_with(entries[0], "GPU-") || starts_with(entries[0], "MIG-")) {
+      why = "matches no GPU of this node, or several (a UUID prefix must be unique)";
+    } else if (index >= static_cast<long long>(node.gpus.size())) {
+      why = "names GPU " + std::to_string(index) + ", but this node has " + std::to_string(node.gpus.size()) +
+            " (0 to " + std::to_string(node.gpus.size() - 1) + ")";
+    } else if (index == -1 && !trim(entries[k]).empty() && trim(entries[k])[0] == '-') {
+      why = "is negative";
+    }
+    const std::string rest = k + 1 < entries.size() ? " and every entry after it" : "";
+    return "entry " + quoted + " " + why + ": CUDA ignores it" + rest +
+           (visible == 0 ? ", so no GPU is visible" : "");
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpulab

@@ -236,3 +236,19 @@ TEST_CASE("CUDA_DEVICE_ORDER is PCI_BUS_ID only when it says exactly that", "[vi
   CHECK(std::string(to_string(DeviceOrder::PciBusId)) == "PCI_BUS_ID");
   CHECK(std::string(to_string(DeviceOrder::FastestFirst)) == "FASTEST_FIRST");
 }
+
+TEST_CASE("explain_visibility says which entry CUDA silently dropped and why", "[visibility]") {
+  const Node node = load_node_file(std::string(GPULAB_TEST_SOURCE_DIR) + "/nodes/dgx-a100.json");
+  const auto explain = [&](const char* value) {
+    return explain_visibility(node, std::string(value), DeviceOrder::FastestFirst).value_or("");
+  };
+  CHECK_FALSE(explain_visibility(node, std::nullopt, DeviceOrder::FastestFirst));
+  CHECK_FALSE(explain_visibility(node, std::string("2,3,4,5"), DeviceOrder::FastestFirst));
+  CHECK_THAT(explain("0,2,-1,1"), Catch::StartsWith("entry '-1' is negative: CUDA ignores it and every entry after it"));
+  CHECK_THAT(explain("0,9"), Catch::Contains("names GPU 9, but this node has 8"));
+  CHECK_THAT(explain("1,x,2"), Catch::StartsWith("entry 'x' is not a GPU index"));
+  CHECK_THAT(explain("0,1,0"), Catch::StartsWith("entry '0' repeats an earlier one"));
+  CHECK_THAT(explain("two"), Catch::EndsWith("so no GPU is visible"));
+  CHECK_THAT(explain(""), Catch::Contains("hides every GPU"));
+  CHECK_THAT(explain("GPU-"), Catch::Contains("matches no GPU of this node, or several"));
+}
