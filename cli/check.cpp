@@ -22,7 +22,7 @@ void setup_check(CLI::App& app) {
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04")->required();
   cmd->add_flag("--solution", options->solution, "check the reference solution instead");
   cmd->callback([options] {
-    const LessonEntry& lesson = load_manifest().find(options->lesson);
+    const LessonEntry lesson = load_manifest().find(options->lesson);
     ProcessOptions process;
     process.argv = {bin_dir() + "/lesson-checks", "[lesson" + lesson.id + "]"};
     process.env = {{"GPULAB_CHECK_TARGET", options->solution ? "solution" : "exercise"}};

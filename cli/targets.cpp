@@ -25,7 +25,7 @@ void setup_targets(CLI::App& app) {
   cmd->add_option("rest", options->rest);
   cmd->allow_extras();
   cmd->callback([options] {
-    const LessonEntry& lesson = load_manifest().find(options->lesson);
+    const LessonEntry lesson = load_manifest().find(options->lesson);
     const std::string program = (options->solution ? "solution-" : "lesson-") + lesson.id;
     std::cout << program << (options->command == "check" ? " lesson-checks" : "") << '\n';
   });

@@ -32,7 +32,10 @@ struct Manifest {
   std::vector<LessonEntry> lessons;
 
   /// Finds "4", "04" or "04-slug"; otherwise throws a message listing the lessons.
-  const LessonEntry& find(const std::string& id) const;
+  /// On a temporary manifest (`load_manifest().find(id)`) it returns a copy: a reference
+  /// into the temporary would dangle at the end of the statement.
+  const LessonEntry& find(const std::string& id) const&;
+  LessonEntry find(const std::string& id) &&;
 };
 
 /// Reads `path`, or the manifest of the source tree gpulab was built from.

@@ -8,7 +8,7 @@
 
 namespace gpulab {
 
-const LessonEntry& Manifest::find(const std::string& id) const {
+const LessonEntry& Manifest::find(const std::string& id) const& {
   std::string wanted = id.substr(0, id.find('-'));
   const bool numeric = !wanted.empty() && std::all_of(wanted.begin(), wanted.end(), [](unsigned char c) { return std::isdigit(c); });
   if (numeric && wanted.size() == 1) wanted = "0" + wanted;
@@ -19,6 +19,8 @@ const LessonEntry& Manifest::find(const std::string& id) const {
   throw ManifestError("there is no lesson '" + id + "'; the lessons are " + (known.empty() ? "(none)" : known) +
                       " (see `./gpulab list`)");
 }
+
+LessonEntry Manifest::find(const std::string& id) && { return static_cast<const Manifest&>(*this).find(id); }
 
 Manifest load_manifest(const std::string& path) {
   const std::string file = path.empty() ? std::string(GPULAB_SOURCE_DIR) + "/lessons/manifest.json" : path;
