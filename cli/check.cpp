@@ -1,10 +1,17 @@
 // gpulab check NN: runs lesson NN's checks — the same ones CI runs against the solution —
-// against your exercise, and says what is still wrong.
+// against your exercise, and says in the lesson's terms what is still wrong.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "check_verdict.h"
 #include "commands.h"
+#include "exit_codes.h"
 #include "gpulab/manifest.h"
 #include "gpulab/process.h"
 
@@ -13,7 +20,90 @@ namespace {
 struct CheckOptions {
   std::string lesson;
   bool solution = false;
+  bool verbose = false;
 };
+
+constexpr double kChecksTimeout = 300;
+
+// The checks note here each lesson program that crashed or hung (tests/support), so the
+// verdict can say so and `check` can exit with the matching code.
+class OutcomeFile {
+ public:
+  OutcomeFile() {
+    char path[] = "/tmp/gpulab-check-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd >= 0) {
+      close(fd);
+      path_ = path;
+    }
+  }
+  ~OutcomeFile() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  OutcomeFile(const OutcomeFile&) = delete;
+  OutcomeFile& operator=(const OutcomeFile&) = delete;
+  const std::string& path() const { return path_; }
+  std::string text() const {
+    std::ifstream in(path_);
+    std::ostringstream all;
+    all << in.rdbuf();
+    return all.str();
+  }
+
+ private:
+  std::string path_;
+};
+
+int exit_code_for(const std::string& outcomes) {
+  if (outcomes.find("crashed") != std::string::npos) return kCrashed;
+  if (outcomes.find("did not finish") != std::string::npos) return kTimedOut;
+  return kChecksFailed;
+}
+
+void check_lesson(const CheckOptions& options) {
+  const Manifest manifest = load_manifest();
+  const LessonEntry& lesson = manifest.find(options.lesson);
+  const std::string target = options.solution ? "solution" : "exercise";
+  const std::string file = fmt::format("{}s/{}/main.cpp", options.solution ? "solution" : "lesson", lesson.directory());
+  OutcomeFile outcomes;
+
+  ProcessOptions process;
+  process.argv = {bin_dir() + "/lesson" + lesson.id + "-checks"};
+  if (!options.verbose) process.argv.insert(process.argv.end(), {"--reporter", "xml"});
+  process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes.path()}};
+  process.capture = !options.verbose;
+  process.timeout_s = kChecksTimeout;
+  std::cout << fmt::format("== lesson {}: checking {} ({})\n", lesson.id, options.solution ? "the solution" : "your exercise", file);
+  const ProcessResult result = run_process(process);
+
+  if (options.verbose) {
+    if (result.ok()) {
+      std::cout << fmt::format("\nlesson {} passes its checks.\n", lesson.id);
+      return;
+    }
+    std::cout << fmt::format("\nlesson {}: not yet. Stuck? ./gpulab hint {}\n", lesson.id, lesson.id);
+    throw Exit{result.timed_out ? kTimedOut : exit_code_for(outcomes.text())};
+  }
+
+  CheckVerdict verdict;
+  try {
+    verdict = parse_check_xml(result.out, {bin_dir() + "/", manifest.root + "/"});
+  } catch (const std::exception&) {
+    std::cerr << fmt::format("gpulab: lesson {}'s checks {} before giving a verdict.\n{}", lesson.id,
+                             result.outcome(kChecksTimeout), result.err);
+    throw Exit{result.timed_out ? kTimedOut : kCrashed};
+  }
+  std::cout << render_verdict(verdict);
+  if (result.ok() && verdict.failed() == 0) {
+    std::cout << fmt::format("\nlesson {} passes its checks ({} of {}).\n", lesson.id, verdict.passed(), verdict.cases.size());
+    return;
+  }
+  const std::string what_happened = outcomes.text();
+  if (!what_happened.empty()) std::cout << "\nYour program " << what_happened;
+  std::cout << fmt::format("\nlesson {}: not yet — {} of {} checks failed. Stuck? ./gpulab hint {}\n", lesson.id,
+                           verdict.failed(), verdict.cases.size(), lesson.id);
+  throw Exit{exit_code_for(what_happened)};
+}
 }  // namespace
 
 void setup_check(CLI::App& app) {
@@ -21,22 +111,8 @@ void setup_check(CLI::App& app) {
   auto* cmd = app.add_subcommand("check", "check your exercise against the lesson's tests");
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04")->required();
   cmd->add_flag("--solution", options->solution, "check the reference solution instead");
-  cmd->callback([options] {
-    const LessonEntry lesson = load_manifest().find(options->lesson);
-    ProcessOptions process;
-    process.argv = {bin_dir() + "/lesson-checks", "[lesson" + lesson.id + "]"};
-    process.env = {{"GPULAB_CHECK_TARGET", options->solution ? "solution" : "exercise"}};
-    process.capture = false;
-    process.timeout_s = 300;
-    const ProcessResult result = run_process(process);
-    if (result.ok()) {
-      std::cout << fmt::format("\nlesson {} passes its checks.\n", lesson.id);
-      return;
-    }
-    std::cout << fmt::format("\nlesson {}: not yet ({}). Stuck? ./gpulab hint {}\n", lesson.id,
-                             result.outcome(process.timeout_s), lesson.id);
-    throw Exit{1};
-  });
+  cmd->add_flag("--verbose,-v", options->verbose, "show the checks' raw output (Catch2's report)");
+  cmd->callback([options] { check_lesson(*options); });
 }
 
 }  // namespace gpulab::cli

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "exit_codes.h"
 #include "gpulab/manifest.h"
 
 namespace gpulab::cli {
@@ -18,7 +19,7 @@ void setup_hint(CLI::App& app) {
   auto options = std::make_shared<HintOptions>();
   auto* cmd = app.add_subcommand("hint", "a hint for a lesson; ask again with a higher LEVEL for a more specific one");
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04")->required();
-  cmd->add_option("level", options->level, "1 = gentle nudge ... last = nearly the answer")->check(CLI::PositiveNumber);
+  cmd->add_option("level", options->level, "1 = gentle nudge ... last = nearly the answer");
   cmd->callback([options] {
     const Manifest manifest = load_manifest();
     const LessonEntry& lesson = manifest.find(options->lesson);
@@ -26,7 +27,12 @@ void setup_hint(CLI::App& app) {
       std::cout << "Lesson " << lesson.id << " has no hints.\n";
       return;
     }
-    const auto shown = std::min<std::size_t>(static_cast<std::size_t>(options->level), lesson.hints.size());
+    const int count = static_cast<int>(lesson.hints.size());
+    if (options->level < 1 || options->level > count) {
+      std::cerr << fmt::format("gpulab: lesson {} has hints 1 to {}; there is no hint {}\n", lesson.id, count, options->level);
+      throw Exit{kUsage};
+    }
+    const auto shown = static_cast<std::size_t>(options->level);
     for (std::size_t i = 0; i < shown; ++i)
       std::cout << fmt::format("Hint {}/{}: {}\n", i + 1, lesson.hints.size(), lesson.hints[i]);
     if (shown < lesson.hints.size())

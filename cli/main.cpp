@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "exit_codes.h"
 
 namespace gpulab::cli {
 std::string bin_dir() {
@@ -30,13 +31,19 @@ int main(int argc, char** argv) {
   setup_targets(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, and the usage exit code whatever CLI11's own code for the error is.
+    std::cerr << "gpulab: " << e.what() << " (see ./gpulab help)\n";
+    return kUsage;
   } catch (const Exit& e) {
     return e.code;
   } catch (const std::exception& e) {
     std::cerr << "gpulab: " << e.what() << '\n';
-    return 2;
+    return kUsage;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "exit_codes.h"
 #include "gpulab/manifest.h"
 #include "gpulab/node.h"
 #include "gpulab/process.h"
@@ -65,10 +66,12 @@ void run_lesson_program(const RunOptions& options) {
   }
   const ProcessResult result = run_process(process);
   if (result.ok()) return;
-  if (result.signal != 0 || result.timed_out)
+  if (result.signal != 0 || result.timed_out) {
     std::cerr << fmt::format("gpulab: lesson {} {}. Your files are untouched; fix the code and run it again.\n",
                              lesson.id, result.outcome(options.timeout_s));
-  throw Exit{result.exit_code > 0 ? result.exit_code : 1};
+    throw Exit{result.timed_out ? kTimedOut : kCrashed};
+  }
+  throw Exit{kChecksFailed};  // the program ran and reported an error (its report says which)
 }
 }  // namespace
 

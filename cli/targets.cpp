@@ -27,7 +27,7 @@ void setup_targets(CLI::App& app) {
   cmd->callback([options] {
     const LessonEntry lesson = load_manifest().find(options->lesson);
     const std::string program = (options->solution ? "solution-" : "lesson-") + lesson.id;
-    std::cout << program << (options->command == "check" ? " lesson-checks" : "") << '\n';
+    std::cout << program << (options->command == "check" ? " lesson" + lesson.id + "-checks" : "") << '\n';
   });
 }
 

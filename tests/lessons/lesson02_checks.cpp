@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -17,10 +18,9 @@ void check_renumbering(const Env& env, const std::vector<int>& listed) {
   const auto run = run_lesson("02", env);
   CHECK(run.errors("uncaught").empty());
   CHECK(run.process.exit_code == 0);
-  CHECK(run.fact("device_count") == static_cast<std::int64_t>(listed.size()));
+  expect_equal("the GPUs the program used (device_count)", run.fact("device_count"), listed.size());
   for (std::size_t i = 0; i < listed.size(); ++i) {
-    INFO("cuda:" << i);
-    CHECK(run.physical_of("x on cuda:" + std::to_string(i), "x") == listed[i]);
+    expect_on_gpu(run, "x on cuda:" + std::to_string(i), "x", listed[i]);
   }
   // nvidia-smi shows this process on the listed GPUs and nowhere else.
   std::vector<int> used;

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -83,8 +84,9 @@ void check_way(const Way& way) {
   INFO(command << "\nCUDA_VISIBLE_DEVICES at CUDA initialisation by the rule: " << value.value_or("(unset)"));
   GPULAB_REQUIRE_GPUS(gpus_needed({{"CUDA_VISIBLE_DEVICES", value}}), Env{});
 
-  gpulab::ProcessResult result = gpulab::run_process(options);
-  INFO(result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
+  gpulab::ProcessResult result = run_lesson_process(options);
+  INFO((result.ok() ? std::string() : "the program " + result.outcome(options.timeout_s))
+       << (result.err.empty() ? "" : "\nit printed on stderr:\n" + result.err));
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.signal == 0);
   CHECK(result.exit_code == 0);
@@ -92,11 +94,11 @@ void check_way(const Way& way) {
 
   const std::vector<int> visible = value ? entries(*value) : std::vector<int>{0};
   const auto count = value ? visible.size() : static_cast<std::size_t>(physical_gpus());
-  CHECK(run.fact("device_count") == static_cast<std::int64_t>(count));
+  expect_equal("torch::cuda::device_count()", run.fact("device_count"), count);
   // Entry i is the GPU CUDA numbers i with every GPU visible: physical GPU i where they are alike.
   const int first = cuda_order().at(static_cast<std::size_t>(visible.front()));
-  CHECK(run.physical_of("x on cuda:0", "x") == first);
-  CHECK(run.contexts("x on cuda:0") == std::vector<int>{first});
+  expect_on_gpu(run, "x on cuda:0", "x", first);
+  expect_equal("the GPUs where this process has a context", run.contexts("x on cuda:0"), std::vector<int>{first});
   if (way.setenv_after) {
     // The late setenv did change the variable; CUDA just never read it again.
     CHECK(run.report.at("env_at_exit").at("CUDA_VISIBLE_DEVICES") == *way.setenv_after);

@@ -1,6 +1,7 @@
 // Lesson 04: under CUDA_VISIBLE_DEVICES=2,3,4,5, cuda:1 is physical GPU 3 (claim A2.6).
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -11,11 +12,11 @@ TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the model and batch on cuda:1 land
   const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
   const auto run = run_lesson("04", env);
-  CHECK(run.fact("device_count") == 4);
+  expect_equal("torch::cuda::device_count()", run.fact("device_count"), 4);
 
   const int gpu = cuda_order().at(3);  // the list's entry 3: physical GPU 3 where the GPUs are alike
-  for (const char* tensor : {"weight", "bias"}) CHECK(run.physical_of("after model.to(device)", tensor) == gpu);
-  for (const char* tensor : {"batch", "output"}) CHECK(run.physical_of("after forward", tensor) == gpu);
+  for (const char* tensor : {"weight", "bias"}) expect_on_gpu(run, "after model.to(device)", tensor, gpu);
+  for (const char* tensor : {"batch", "output"}) expect_on_gpu(run, "after forward", tensor, gpu);
 
   SECTION("this process uses memory on GPU 3 and nowhere else: a context plus the tensors") {
     const auto used = run.usage("after forward");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -146,6 +147,17 @@ LessonRun parse_run(ProcessResult process) {
   return run;
 }
 
+ProcessResult run_lesson_process(const ProcessOptions& options) {
+  ProcessResult result = run_process(options);
+  // `gpulab check` reads this to tell the learner their program crashed or hung, and to
+  // exit with the matching code (cli/exit_codes.h).
+  const char* file = std::getenv("GPULAB_CHECK_OUTCOMES");
+  if (file != nullptr && (result.signal != 0 || result.timed_out))
+    std::ofstream(file, std::ios::app) << std::filesystem::path(options.argv.at(0)).filename().string() << " "
+                                       << result.outcome(options.timeout_s) << ".\n";
+  return result;
+}
+
 LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
                              double timeout_s) {
   ProcessOptions options;
@@ -158,7 +170,7 @@ LessonRun run_report_program(const std::string& path, const std::vector<std::str
                  {"GPULAB_STATE_DIR", fresh_state_dir()}};
   options.env.insert(options.env.end(), env.begin(), env.end());
   options.timeout_s = timeout_s;
-  ProcessResult result = run_process(options);
+  ProcessResult result = run_lesson_process(options);
   INFO(options.argv[0] << " " << result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.signal == 0);

@@ -60,6 +60,10 @@ LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vect
 LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
                              double timeout_s);
 
+/// Runs a lesson program as run_process does, and tells `gpulab check` (through the file
+/// GPULAB_CHECK_OUTCOMES names) when it crashed or did not finish.
+ProcessResult run_lesson_process(const ProcessOptions& options);
+
 /// Parses a report printed by any program (e.g. a script that runs a lesson).
 LessonRun parse_run(ProcessResult process);
 

@@ -1,0 +1,204 @@
+// The learner's path, end to end: every command a learner types, through the ./gpulab
+// script exactly as typed, for every lesson in lessons/manifest.json (so a new lesson is
+// covered without editing this file). GPULAB_E2E_LESSON=NN limits the lesson tests to one
+// lesson: CTest runs one test per lesson, in parallel.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gpulab/manifest.h"
+#include "gpulab/process.h"
+#include "lesson_run.h"
+
+using namespace gpulab;
+using namespace gpulab::test;
+
+namespace {
+
+// What a command line produced.
+struct Typed {
+  std::string line;
+  ProcessResult result;
+};
+
+// Runs `./gpulab <args>` from the repository root with a clean CUDA environment, against
+// this build folder, on a fresh simulated node.
+Typed type(const std::vector<std::string>& args) {
+  ProcessOptions options;
+  options.argv = {source_dir() + "/gpulab"};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.env = {{"GPULAB_BUILD_DIR", std::string(GPULAB_TEST_BUILD_DIR)},
+                 {"GPULAB_STATE_DIR", fresh_state_dir()},
+                 {"CUDA_VISIBLE_DEVICES", std::nullopt},
+                 {"CUDA_DEVICE_ORDER", std::nullopt},
+                 {"GPULAB_NODE", std::nullopt}};
+  options.working_directory = source_dir();
+  options.timeout_s = 600;
+  Typed typed{"./gpulab", run_process(options)};
+  for (const auto& arg : args) typed.line += " " + arg;
+  return typed;
+}
+
+#define SHOW(typed)                                                                            \
+  INFO("$ " << (typed).line << "\n-> " << (typed).result.outcome(600) << "\nstdout:\n" \
+            << (typed).result.out << "\nstderr:\n" << (typed).result.err)
+
+int lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n' ? 1 : 0;
+  return n;
+}
+
+// The report follows docs/report-schema.md: the keys and types it lists.
+void require_schema(const nlohmann::json& report, const std::string& id) {
+  REQUIRE(report.at("lesson") == id);
+  REQUIRE(report.at("backend").is_string());
+  REQUIRE(report.at("node").is_string());
+  REQUIRE(report.at("pid").is_number_integer());
+  REQUIRE(report.at("env").is_object());
+  REQUIRE(report.at("env_at_exit").is_object());
+  REQUIRE(report.at("facts").is_object());
+  REQUIRE(report.at("exit_code").is_number_integer());
+  REQUIRE(report.at("observations").is_array());
+  for (const auto& o : report.at("observations")) {
+    REQUIRE(o.at("label").is_string());
+    for (const auto& gpu : o.at("gpus")) {
+      REQUIRE(gpu.at("physical_index").is_number_integer());
+      REQUIRE(gpu.at("used_bytes").is_number_unsigned());
+      REQUIRE(gpu.at("context").is_boolean());
+    }
+    for (const auto& t : o.at("tensors")) {
+      REQUIRE(t.at("name").is_string());
+      REQUIRE(t.at("device").is_string());
+      REQUIRE((t.at("physical_index").is_null() || t.at("physical_index").is_number_integer()));
+    }
+  }
+  for (const auto& e : report.at("errors"))
+    for (const char* key : {"label", "type", "message"}) REQUIRE(e.at(key).is_string());
+}
+
+// A program that ran to its end: not a crash (4), a time-out (5) or a usage error (2).
+bool ran(const Typed& typed) { return typed.result.exit_code == 0 || typed.result.exit_code == 1; }
+
+std::vector<LessonEntry> lessons_under_test() {
+  const auto manifest = load_manifest(source_dir() + "/lessons/manifest.json");
+  const char* only = std::getenv("GPULAB_E2E_LESSON");
+  if (only == nullptr) return manifest.lessons;
+  return {manifest.find(only)};
+}
+
+}  // namespace
+
+TEST_CASE("run: every lesson runs as typed, with and without its leading zero, as exercise and solution", "[lessons]") {
+  for (const auto& lesson : lessons_under_test()) {
+    const std::string short_id = std::to_string(std::stoi(lesson.id));
+    DYNAMIC_SECTION("lesson " << lesson.id) {
+      for (const auto& args : std::vector<std::vector<std::string>>{{"run", lesson.id}, {"run", short_id}}) {
+        const auto typed = type(args);
+        SHOW(typed);
+        CHECK(ran(typed));
+        CHECK(typed.result.err.find("== lesson " + lesson.id + ": " + lesson.title) != std::string::npos);
+        CHECK(typed.result.err.find("std::bad_alloc") == std::string::npos);
+      }
+      const auto solution = type({"run", lesson.id, "--solution"});
+      SHOW(solution);
+      CHECK(solution.result.exit_code == 0);
+
+      for (const auto& args : std::vector<std::vector<std::string>>{{"run", lesson.id, "--json"},
+                                                                     {"run", lesson.id, "--solution", "--json"}}) {
+        const auto typed = type(args);
+        SHOW(typed);
+        REQUIRE(ran(typed));
+        const auto report = nlohmann::json::parse(typed.result.out, nullptr, /*allow_exceptions=*/false);
+        REQUIRE_FALSE(report.is_discarded());
+        require_schema(report, lesson.id);
+        CHECK(report.at("exit_code") == typed.result.exit_code);
+      }
+    }
+  }
+}
+
+TEST_CASE("check: the shipped exercise fails in the learner's terms; the solution passes", "[lessons]") {
+  for (const auto& lesson : lessons_under_test()) {
+    DYNAMIC_SECTION("lesson " << lesson.id) {
+      const auto exercise = type({"check", lesson.id});
+      SHOW(exercise);
+      CHECK(exercise.result.exit_code == 1);
+      const auto& verdict = exercise.result.out;
+      CHECK(verdict.find("✗ ") != std::string::npos);
+      CHECK(verdict.find("expected: ") != std::string::npos);
+      CHECK(verdict.find("not yet") != std::string::npos);
+      CHECK(verdict.find("./gpulab hint " + lesson.id) != std::string::npos);
+      // No Catch2 banner, no paths of this machine, nothing that reads like a crash.
+      for (const std::string& noise : {std::string("Catch"), std::string("=========="), source_dir() + "/",
+                                       std::string("exited with code"), std::string("<?xml")})
+        CHECK(verdict.find(noise) == std::string::npos);
+
+      const auto solution = type({"check", lesson.id, "--solution"});
+      SHOW(solution);
+      CHECK(solution.result.exit_code == 0);
+      CHECK(solution.result.out.find("passes its checks") != std::string::npos);
+      CHECK(solution.result.out.find("✗ ") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("hint: 1 to k give progressively more; 0 and k+1 are a one-line usage error", "[lessons]") {
+  for (const auto& lesson : lessons_under_test()) {
+    DYNAMIC_SECTION("lesson " << lesson.id) {
+      const int count = static_cast<int>(lesson.hints.size());
+      REQUIRE(count >= 1);
+      for (int level = 1; level <= count; ++level) {
+        const auto typed = type({"hint", lesson.id, std::to_string(level)});
+        SHOW(typed);
+        CHECK(typed.result.exit_code == 0);
+        CHECK(typed.result.out.find("Hint " + std::to_string(level) + "/" + std::to_string(count)) != std::string::npos);
+        CHECK(typed.result.out.find(lesson.hints[static_cast<std::size_t>(level - 1)]) != std::string::npos);
+      }
+      for (int level : {0, count + 1}) {
+        const auto typed = type({"hint", lesson.id, std::to_string(level)});
+        SHOW(typed);
+        CHECK(typed.result.exit_code == 2);
+        CHECK(lines(typed.result.err) == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("the commands around the lessons", "[commands]") {
+  SECTION("start shows the node and the lessons") {
+    const auto typed = type({"start"});
+    SHOW(typed);
+    CHECK(typed.result.exit_code == 0);
+    for (const auto& lesson : load_manifest(source_dir() + "/lessons/manifest.json").lessons)
+      CHECK(typed.result.out.find(lesson.title) != std::string::npos);
+  }
+  SECTION("list, devices, smi, nodes and help succeed") {
+    for (const auto& args : std::vector<std::vector<std::string>>{{"list"}, {"devices"}, {"smi"}, {"nodes"}, {"help"}}) {
+      const auto typed = type(args);
+      SHOW(typed);
+      CHECK(typed.result.exit_code == 0);
+      CHECK_FALSE(typed.result.out.empty());
+    }
+  }
+  SECTION("an unknown subcommand is a one-line usage error") {
+    const auto typed = type({"frobnicate"});
+    SHOW(typed);
+    CHECK(typed.result.exit_code == 2);
+    CHECK(lines(typed.result.err) == 1);
+  }
+  SECTION("an unknown lesson is named, with the lessons there are") {
+    for (const std::string bad : {"99", "abc"}) {
+      for (const std::string command : {"run", "check", "hint"}) {
+        const auto typed = type({command, bad});
+        SHOW(typed);
+        CHECK(typed.result.exit_code == 2);
+        CHECK(typed.result.err.find("there is no lesson '" + bad + "'; the lessons are 01, ") != std::string::npos);
+        CHECK(lines(typed.result.err) == 1);
+      }
+    }
+  }
+}
