@@ -27,3 +27,13 @@ elseif(GPULAB_SANITIZE)
   add_compile_options(${_gpulab_sanitizers})
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# GCC's null-pointer checks make a function's address a non-constant expression, and
+# LibTorch's kernel registrations (TORCH_LIBRARY_IMPL) static_assert on one
+# (ATen/core/boxing/KernelFunction_impl.h). A target that registers kernels keeps the rest
+# of UBSan; a null dereference there is still caught, as a SEGV, by ASan.
+function(gpulab_sanitize_kernel_registrations target)
+  if(GPULAB_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -fno-sanitize=null,nonnull-attribute,returns-nonnull-attribute)
+  endif()
+endfunction()
