@@ -143,9 +143,15 @@ bool exists(const std::string& path) { return std::ifstream(path).good(); }
 Node load_node_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw NodeError("node file '" + path + "': cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_node_file(text.str(), path);
+}
+
+Node parse_node_file(std::string_view text, const std::string& path) {
   json document;
   try {
-    document = json::parse(in);
+    document = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw NodeError("node file '" + path + "': not valid JSON: " + e.what());
   }
