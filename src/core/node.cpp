@@ -152,7 +152,7 @@ Node parse_node_file(std::string_view text, const std::string& path) {
   json document;
   try {
     document = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw NodeError("node file '" + path + "': not valid JSON: " + e.what());
   }
   if (!document.is_object()) fail(path, "(top level)", "expected an object");
