@@ -26,6 +26,11 @@ elseif(GPULAB_SANITIZE)
   endif()
   add_compile_options(${_gpulab_sanitizers})
   add_link_options(-fsanitize=address,undefined)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # The sanitizers' extra branches make GCC guess at uninitialised values inside LibTorch's
+    # headers (c10::intrusive_ptr in an optional). The normal build keeps the warning.
+    add_compile_options(-Wno-maybe-uninitialized)
+  endif()
 endif()
 
 # GCC's null-pointer checks make a function's address a non-constant expression, and
@@ -51,3 +56,12 @@ if(GPULAB_FUZZ OR GPULAB_SANITIZE)
   set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY TEST_INCLUDE_FILES
                "${PROJECT_BINARY_DIR}/gpulab-sanitizer-env.cmake")
 endif()
+
+# A program built elsewhere against an instrumented libgpulab (find_package(gpulab), the
+# instructor example) must link the sanitizer runtimes too: GCC's ASan runtime has to be
+# the first library a program loads.
+function(gpulab_sanitize_consumers target)
+  if(GPULAB_SANITIZE)
+    target_link_options(${target} INTERFACE -fsanitize=address,undefined)
+  endif()
+endfunction()

@@ -3,7 +3,7 @@
 # each for a bounded time from its seeds, then prints executions per harness. Fails when a
 # harness crashes, printing the input that did it (replay: build-fuzz/bin/<harness> <file>).
 #
-#   tests/fuzz/run-fuzzers.sh [SECONDS_EACH]     (default 30, what CI runs)
+#   tests/fuzz/run-fuzzers.sh [SECONDS_EACH [HARNESS...]]   (default: 30 s, every harness: what CI runs)
 #
 # GPULAB_FUZZ_BUILD_DIR (default build-fuzz) is the build folder; inputs that found new
 # coverage collect in its corpus/<name>/, the seeds in tests/fuzz/corpus/<name>/ stay as
@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT="$PWD"
 SECONDS_EACH="${1:-30}"
+shift $(($# > 0 ? 1 : 0))
 BUILD="${GPULAB_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 WERROR=OFF
 [ "${CI:-}" = "true" ] && WERROR=ON
@@ -31,8 +32,10 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-harnesses=()
-for source in tests/fuzz/*_fuzz.cpp; do harnesses+=("$(basename "$source" .cpp)"); done
+harnesses=("$@")
+if [ "${#harnesses[@]}" -eq 0 ]; then
+  for source in tests/fuzz/*_fuzz.cpp; do harnesses+=("$(basename "$source" .cpp)"); done
+fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
