@@ -7,14 +7,6 @@ function(gpulab_warnings target)
   endif()
 endfunction()
 
-# ASan + UBSan for the torch-free core (GPULAB_SANITIZE=ON).
-function(gpulab_sanitize target)
-  if(GPULAB_SANITIZE)
-    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
-    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
-  endif()
-endfunction()
-
 # Lesson-sized programs are rebuilt after every edit: compile them without optimisation
 # (the work runs inside LibTorch, which is optimised anyway) and with the shared
 # precompiled header. Measured in bench/: ~5 s instead of ~25 s per edit.

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,5 +41,8 @@ struct Manifest {
 
 /// Reads `path`, or the manifest of the source tree gpulab was built from.
 Manifest load_manifest(const std::string& path = {});
+
+/// The manifest in `text`, as if read from `path` (which names it in errors and sets root).
+Manifest parse_manifest(std::string_view text, const std::string& path);
 
 }  // namespace gpulab

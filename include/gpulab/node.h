@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpulab {
@@ -49,6 +50,9 @@ constexpr int kMaxGpus = 64;
 
 /// Reads and validates a node file.
 Node load_node_file(const std::string& path);
+
+/// Validates the text of a node file; `source` names it in errors and in Node::source.
+Node parse_node_file(std::string_view text, const std::string& source);
 
 /// Where a node spec points: a path (contains '/' or ends in ".json") or a name looked up
 /// in GPULAB_NODES_DIR and then in the built-in nodes folder.

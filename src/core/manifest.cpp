@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -26,10 +27,16 @@ Manifest load_manifest(const std::string& path) {
   const std::string file = path.empty() ? std::string(GPULAB_SOURCE_DIR) + "/lessons/manifest.json" : path;
   std::ifstream in(file);
   if (!in) throw ManifestError("cannot open the lesson manifest '" + file + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_manifest(text.str(), file);
+}
+
+Manifest parse_manifest(std::string_view text, const std::string& file) {
   Manifest manifest;
   manifest.root = file.substr(0, file.rfind("/lessons/"));
   try {
-    const auto document = nlohmann::json::parse(in);
+    const auto document = nlohmann::json::parse(text.begin(), text.end());
     for (const auto& item : document.at("lessons")) {
       LessonEntry lesson;
       lesson.id = item.at("id").get<std::string>();

@@ -143,10 +143,16 @@ bool exists(const std::string& path) { return std::ifstream(path).good(); }
 Node load_node_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw NodeError("node file '" + path + "': cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_node_file(text.str(), path);
+}
+
+Node parse_node_file(std::string_view text, const std::string& path) {
   json document;
   try {
-    document = json::parse(in);
-  } catch (const json::parse_error& e) {
+    document = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw NodeError("node file '" + path + "': not valid JSON: " + e.what());
   }
   if (!document.is_object()) fail(path, "(top level)", "expected an object");

@@ -202,6 +202,16 @@ TEST_CASE("a node file that is missing, not JSON or not an object is refused nam
   CHECK_THAT(error_loading(dir, "[1, 2]"), Catch::Contains(dir.path() + "/node.json"));
 }
 
+// Found by tests/fuzz/node_file_fuzz.cpp: nlohmann::json reports a number too large for a
+// double as out_of_range, not parse_error, and it escaped load_node_file.
+TEST_CASE("a number too large for a double is refused as not valid JSON", "[node]") {
+  TempDir dir;
+  CHECK_THAT(error_loading(dir, "1e999"), Catch::Contains("not valid JSON"));
+  json node = valid_node();
+  const std::string text = node.dump();
+  CHECK_THAT(error_loading(dir, text.substr(0, text.size() - 1) + ", \"extra\": 1e999}"), Catch::Contains("not valid JSON"));
+}
+
 TEST_CASE("a node spec is a path when it looks like one, else a name in GPULAB_NODES_DIR or nodes/", "[node]") {
   TempDir dir;
   CHECK(resolve_node_path("./here.json") == "./here.json");

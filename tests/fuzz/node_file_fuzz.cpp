@@ -1,0 +1,32 @@
+// Any text given as a node file either loads as a valid node or is rejected with a
+// NodeError: never another exception, never a crash (docs/nodes.md).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "gpulab/node.h"
+#include "gpulab/visibility.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  gpulab::Node node;
+  try {
+    node = gpulab::parse_node_file(text, "fuzz.json");
+  } catch (const gpulab::NodeError&) {
+    return 0;
+  }
+  // What load_node_file promises about a node that loads.
+  if (node.gpus.empty() || node.gpus.size() > static_cast<std::size_t>(gpulab::kMaxGpus)) std::abort();
+  for (const auto& gpu : node.gpus) {
+    if (gpu.context_bytes >= gpu.total_bytes || gpu.sm_count < 1) std::abort();
+    for (const auto& mig : gpu.mig)
+      if (mig.total_bytes > gpu.total_bytes) std::abort();
+  }
+  // A node that loads can be used: every device of every order is a GPU of the node.
+  for (const auto order : {gpulab::DeviceOrder::FastestFirst, gpulab::DeviceOrder::PciBusId})
+    for (const auto& device : gpulab::visible_devices(node, std::nullopt, order))
+      if (gpulab::total_bytes(node, device) != node.gpus.at(static_cast<std::size_t>(device.physical_index)).total_bytes)
+        std::abort();
+  return 0;
+}
