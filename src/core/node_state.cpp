@@ -319,12 +319,13 @@ void NodeState::publish(const ProcessUsage& mine) {
   write_slot(own);
 }
 
+// Every record of this process goes, copies too: none may outlive the withdrawal.
 void NodeState::withdraw() {
   Exclusive session(*this);
-  const int own = find_own_slot(false);
-  if (own < 0) return;
-  std::memset(static_cast<void*>(&image_->slots[own]), 0, sizeof(Slot));
-  write_slot(own);
+  for (int own = find_own_slot(false); own >= 0; own = find_own_slot(false)) {
+    std::memset(static_cast<void*>(&image_->slots[own]), 0, sizeof(Slot));
+    write_slot(own);
+  }
 }
 
 std::vector<ProcessUsage> NodeState::processes() {

@@ -183,6 +183,16 @@ TEST_CASE("a record with this process's pid and start time is its own, wherever 
   CHECK(crafted.state().processes().empty());
 }
 
+TEST_CASE("a process that withdraws leaves no copy of its record behind", "[state][crafted]") {
+  // Found by tests/fuzz/node_state_fuzz.cpp: the copy became the record that counted.
+  CraftedState crafted;
+  const SlotBytes mine = record(getpid(), process_start_time(getpid()), 5 * kMiB);
+  crafted.write_slot(10, mine);
+  crafted.write_slot(20, mine);
+  crafted.state().withdraw();
+  CHECK(crafted.state().processes().empty());
+}
+
 TEST_CASE("a state file cut short or grown while in use is rebuilt, never a crash", "[state][crafted]") {
   CraftedState crafted;
   crafted.state().publish(using_on_gpu0(kMiB));
