@@ -89,8 +89,8 @@ void make_parents(const std::string& dir) {
 void check_private_folder(const struct stat& info, const std::string& dir) {
   if (info.st_uid != geteuid())
     refuse("folder", dir,
-           "it belongs to user " + user_name(info.st_uid) + ", not to you (" + user_name(geteuid()) +
-               "); another user may have made it to redirect your node state",
+           "it belongs to user " + user_name(info.st_uid) + ", not to you, " + user_name(geteuid()) +
+               "; another user may have made it to redirect your node state",
            std::string(kOwnFolderHint) + ", and ask whoever owns it to remove it");
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
     refuse("folder", dir,
@@ -179,7 +179,7 @@ void check_state_file(int folder_fd, int fd, const std::string& path, StateShari
            "remove this name (rm '" + path + "'); gpulab then makes a new state file");
   if (sharing == StateSharing::Private) {
     if (info.st_uid != geteuid())
-      refuse("file", path, "it belongs to user " + user_name(info.st_uid) + ", not to you (" + user_name(geteuid()) + ")", remove);
+      refuse("file", path, "it belongs to user " + user_name(info.st_uid) + ", not to you, " + user_name(geteuid()), remove);
     return;
   }
   struct stat folder {};

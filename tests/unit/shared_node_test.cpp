@@ -118,7 +118,7 @@ TEST_CASE("by default a node is private: another user can neither use it nor sha
   REQUIRE(wait_for(child) == 0);
   CHECK(their_default == "/tmp/gpulab-" + std::to_string(kNobody));
   CHECK_THAT(their_attempt, Catch::Contains("node state folder '" + state.path() + "'") &&
-                                Catch::Contains("belongs to user 'root' (uid 0), not to you ('nobody'"));
+                                Catch::Contains("belongs to user 'root' (uid 0), not to you, 'nobody'"));
   CHECK(read_file(path) == before);
   CHECK(pids_of(mine.processes()) == std::vector<int>{getpid()});
 }
