@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "gpulab/node.h"
+#include "gpulab/state_folder.h"
 
 namespace gpulab {
 
@@ -20,19 +22,27 @@ struct ProcessUsage {
   std::uint64_t context_mask = 0;         ///< bit p set: a context exists on physical GPU p
 };
 
-/// A memory-mapped file (one per node name, under the state directory) guarded by flock.
+/// A file (one per node name, under the state folder) guarded by flock, read whole and
+/// written one slot at a time under the lock.
 /// Slots of processes that are gone — exited or killed, SIGKILL included, zombies too — are
 /// ignored and reused: liveness is checked by pid and process start time, so nobody cleans up.
-/// A file that is broken (wrong size, magic, version) or describes another node is
-/// rebuilt with a warning on stderr.
+/// A file of ours that is broken (wrong size, magic, version) or describes another node is
+/// rebuilt with a warning on stderr. The folder and the file are checked first
+/// (state_folder.h): gpulab never follows a symbolic link there nor rewrites another's file.
+/// The contents are untrusted: any bytes at all make no access out of bounds, no hang and
+/// no signal; a record counts only for a live process, once per pid, at most a GPU's size.
 class NodeState {
  public:
-  explicit NodeState(const Node& node, std::string path = {});
+  /// Opens the state of `node` at `path` (default_path when empty); throws UnsafeStateError
+  /// when the folder or the file fails the checks for `sharing`.
+  explicit NodeState(const Node& node, std::string path = {},
+                     StateSharing sharing = state_sharing_from_environment());
   ~NodeState();
   NodeState(const NodeState&) = delete;
   NodeState& operator=(const NodeState&) = delete;
 
-  /// The state directory: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-UID.
+  /// The state folder: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-UID.
+  /// GPULAB_SHARED_NODE=1 requires GPULAB_STATE_DIR (a group folder): throws without it.
   static std::string default_directory();
   static std::string default_path(const Node& node);
 
@@ -46,7 +56,8 @@ class NodeState {
   /// Removes this process's record (normal exit).
   void withdraw();
 
-  /// Every live process with a record, in slot order.
+  /// Every live process with a record, in slot order. Names are printable ASCII (other
+  /// bytes become '?'); per-GPU usage is at most the GPU's size.
   std::vector<ProcessUsage> processes();
   /// Node-wide usage of a physical GPU by all live processes.
   std::uint64_t used_bytes(int physical);
@@ -69,18 +80,25 @@ class NodeState {
   };
   void lock();
   void unlock();
-  void validate_or_rebuild();
+  void load_or_rebuild();
+  void rebuild(const std::string& problem);
+  void write_slot(int index);
   void reopen_after_fork();
+  std::vector<int> live_slots() const;
   int find_own_slot(bool claim);
+  std::uint64_t usage(int slot, int physical) const;
+  void check_physical(int physical) const;
 
   std::string path_;
+  StateSharing sharing_;
   std::uint64_t fingerprint_ = 0;
   int gpu_count_ = 0;
+  std::vector<std::uint64_t> capacity_;  // per physical GPU: no record counts for more
+  int folder_fd_ = -1;  // the checked folder: the file is always opened relative to it
   int fd_ = -1;
-  Layout* map_ = nullptr;
+  std::unique_ptr<Layout> image_;  // the file as last read under the lock
   std::mutex mutex_;  // flock does not exclude threads of one process
   int owner_pid_ = 0;  // the process that opened fd_ (a forked child reopens the file)
-  int own_slot_ = -1;
   std::uint64_t own_start_time_ = 0;
 };
 
