@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gpulab::cuda {
 
@@ -22,5 +23,18 @@ std::uint64_t memory_reserved(int index = -1);
 
 /// torch.cuda.empty_cache: returns cached, unused blocks to the device.
 void empty_cache();
+
+/// What torch.cuda.get_device_properties reports (the fields DataParallel's balance check reads).
+struct DeviceProperties {
+  std::string name;
+  std::uint64_t total_memory = 0;  ///< bytes
+  int multi_processor_count = 0;
+  int major = 0;
+  int minor = 0;
+};
+
+/// torch.cuda.get_device_properties(index). Initialises CUDA; an index this process cannot
+/// see throws "Invalid device id" (Python raises AssertionError with that text).
+DeviceProperties get_device_properties(int index);
 
 }  // namespace gpulab::cuda

@@ -50,6 +50,9 @@ class Lesson {
 
   /// Arguments after the program name that gpulab did not consume (e.g. scenario flags).
   const std::vector<std::string>& args() const { return args_; }
+  /// The comma-separated integers after `flag` in args() ("--device-ids 2,3"), or
+  /// `fallback` when the flag is absent. Anything else throws std::invalid_argument.
+  std::vector<int> int_list(const std::string& flag, std::vector<int> fallback = {}) const;
   bool json_output() const { return json_; }
 
   /// Prints the report; returns the process exit code.

@@ -8,4 +8,5 @@
 #include <vector>
 
 #include "gpulab/cuda.h"
+#include "gpulab/data_parallel.h"
 #include "gpulab/lesson.h"

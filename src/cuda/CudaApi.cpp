@@ -62,4 +62,14 @@ std::uint64_t memory_reserved(int index) {
 
 void empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 
+DeviceProperties get_device_properties(int index) {
+  lazy_init();
+  const int count = c10::cuda::device_count();
+  TORCH_CHECK(index >= 0 && index < count, "Invalid device id ", index, ": this process sees ", count, " GPU(s)");
+  cudaDeviceProp prop{};
+  C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  return {prop.name, static_cast<std::uint64_t>(prop.totalGlobalMem), prop.multiProcessorCount, prop.major,
+          prop.minor};
+}
+
 }  // namespace gpulab::cuda

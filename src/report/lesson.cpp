@@ -1,6 +1,9 @@
 #include "gpulab/lesson.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
+#include <stdexcept>
 #include <cstdlib>
 #include <iostream>
 #include <typeinfo>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "gpulab/observe.h"
+#include "gpulab/warnings.h"
 
 namespace gpulab {
 namespace {
@@ -57,6 +61,7 @@ std::vector<NamedTensor> tensors_of(const torch::nn::Module& module) {
 struct Lesson::Impl {
   Json report;
   std::unique_ptr<Observer> observer;
+  WarningListener previous_listener;
 };
 
 Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<Impl>()) {
@@ -73,10 +78,15 @@ Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<I
                    {"env", env_snapshot()},
                    {"facts", Json::object()},
                    {"observations", Json::array()},
-                   {"errors", Json::array()}};
+                   {"errors", Json::array()},
+                   {"warnings", Json::array()}};
+  // PyTorch's warnings (DataParallel's imbalance warning...) go into the report too. They
+  // are raised on the thread that constructs DataParallel, the lesson's own.
+  impl_->previous_listener = set_warning_listener(
+      [report = &impl_->report](const std::string& message) { (*report)["warnings"].push_back({{"message", message}}); });
 }
 
-Lesson::~Lesson() = default;
+Lesson::~Lesson() { set_warning_listener(std::move(impl_->previous_listener)); }
 
 void Lesson::observe(const std::string& label, const std::vector<NamedTensor>& tensors) {
   Json gpus = Json::array();
@@ -102,6 +112,28 @@ void Lesson::observe(const std::string& label, const std::vector<NamedTensor>& t
   if (!json_)
     std::cout << fmt::format("  [{}]\n      this process uses: {}{}\n", label, usage.empty() ? "no GPU" : usage, places)
               << std::flush;
+}
+
+std::vector<int> Lesson::int_list(const std::string& flag, std::vector<int> fallback) const {
+  const auto at = std::find(args_.begin(), args_.end(), flag);
+  if (at == args_.end()) return fallback;
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("{} expects comma-separated integers such as 2,3: {}", flag, why));
+  };
+  if (std::next(at) == args_.end()) throw bad("nothing follows it");
+  std::vector<int> values;
+  std::istringstream entries(*std::next(at));
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    std::size_t used = 0;
+    try {
+      values.push_back(std::stoi(entry, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != entry.size()) throw bad(fmt::format("'{}' is not an integer", entry));
+  }
+  if (values.empty()) throw bad("the list is empty");
+  return values;
 }
 
 bool Lesson::attempt(const std::string& label, const std::function<void()>& step) {

@@ -29,6 +29,9 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::Stream getStream(c10::Device device) const noexcept override {
     return c10::Stream(c10::Stream::DEFAULT, device);
   }
+  /// Autograd asks for it when a gradient crosses devices (InputBuffer::add, e.g. the
+  /// backward of a copy from cuda:3 to cuda:2, as in DataParallel).
+  c10::Stream getDefaultStream(c10::Device device) const override { return c10::Stream(c10::Stream::DEFAULT, device); }
   c10::Stream exchangeStream(c10::Stream stream) const noexcept override {
     return c10::Stream(c10::Stream::DEFAULT, stream.device());
   }

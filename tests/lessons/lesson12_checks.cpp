@@ -1,0 +1,67 @@
+// Lesson 12: reordering CUDA_VISIBLE_DEVICES chooses DataParallel's primary (claim A5.2).
+// With device_ids omitted the first listed GPU holds the model and the output; the others
+// get replicas. The learner writes the environment for given physical GPUs.
+#include <algorithm>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "gpu_requirements.h"
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+std::string join(const std::vector<int>& ids) {
+  std::string text;
+  for (int id : ids) text += (text.empty() ? "" : ",") + std::to_string(id);
+  return text;
+}
+
+// The program ran DataParallel on exactly `primary` + `others` (physical), `primary` first.
+void check_run(const LessonRun& run, int primary, const std::vector<int>& others,
+               const std::string& node_name = "dgx-a100") {
+  REQUIRE(run.report.at("errors").empty());
+  CHECK(run.fact("device_count") == static_cast<int>(others.size()) + 1);
+  std::set<int> expected(others.begin(), others.end());
+  expected.insert(primary);
+  const auto contexts = run.contexts("after backward");
+  CHECK(std::set<int>(contexts.begin(), contexts.end()) == expected);
+  CHECK(run.physical_of("after backward", "weight") == primary);
+  CHECK(run.physical_of("after backward", "output") == primary);
+  // Replicas ran on the others: memory there beyond a context.
+  const auto used = run.usage("after backward");
+  for (int gpu : others) {
+    REQUIRE(used.count(gpu) == 1);
+    CHECK(used.at(gpu) > (simulated() ? node(node_name).gpus[static_cast<std::size_t>(gpu)].context_bytes : 0));
+  }
+}
+
+void check_choice(const Env& env, int primary, const std::vector<int>& others, const std::string& node_name) {
+  GPULAB_REQUIRE_GPUS(std::max(primary, *std::max_element(others.begin(), others.end())) + 1, env);
+  const auto run = run_lesson("12", env, {"--primary", std::to_string(primary), "--others", join(others)});
+  check_run(run, primary, others, node_name);
+}
+
+}  // namespace
+
+TEST_CASE("the article's CUDA_VISIBLE_DEVICES=2,1,3: the model on physical GPU 2, replicas on 1 and 3", "[lesson12]") {
+  const Env env{{"CUDA_VISIBLE_DEVICES", "2,1,3"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  const auto order = cuda_order(env);  // integer entries count CUDA's order
+  check_run(run_lesson("12", env), order[2], {order[1], order[3]});
+}
+
+TEST_CASE("physical GPU 5 as the primary, with 1 and 6", "[lesson12]") { check_choice({}, 5, {1, 6}, "dgx-a100"); }
+
+TEST_CASE("physical GPU 0 as the primary, with 7 and 3", "[lesson12]") { check_choice({}, 0, {7, 3}, "dgx-a100"); }
+
+TEST_CASE("the program's choice wins over CUDA_VISIBLE_DEVICES=0,1 from the shell", "[lesson12]") {
+  check_choice({{"CUDA_VISIBLE_DEVICES", "0,1"}}, 4, {6}, "dgx-a100");
+}
+
+TEST_CASE("on workstation-mixed, nvidia-smi's GPU 2 as the primary with 0 and 3: CUDA's own order differs there",
+          "[lesson12]") {
+  check_choice({{"GPULAB_NODE", "workstation-mixed"}}, 2, {0, 3}, "workstation-mixed");
+}
