@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpu_requirements.h"
+#include "gpulab/report_reader.h"
 
 namespace gpulab::test {
 
@@ -142,8 +143,11 @@ LessonRun parse_run(ProcessResult process) {
   INFO("stdout:\n" << run.process.out << "\nstderr:\n" << run.process.err);
   const auto start = run.process.out.find('{');
   REQUIRE(start != std::string::npos);
-  run.report = nlohmann::json::parse(run.process.out.substr(start), nullptr, /*allow_exceptions=*/false);
+  const std::string text = run.process.out.substr(start);
+  run.report = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   REQUIRE_FALSE(run.report.is_discarded());
+  // Every report a check reads follows docs/report-schema.md, field by field.
+  REQUIRE_NOTHROW(parse_report(text));
   return run;
 }
 
