@@ -19,12 +19,13 @@ namespace gpulab {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'U', 'L', 'A', 'B', 'N', 'S'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: the MIG instance a process uses
 constexpr int kSlots = 256;
 
 struct Slot {
   std::int32_t pid;
-  std::uint32_t unused;
+  std::int16_t mig_gpu;       // the MIG instance the process uses, -1 -1 for none
+  std::int16_t mig_instance;
   std::uint64_t start_time;
   char name[48];
   std::uint64_t context_mask;
@@ -40,6 +41,7 @@ std::uint64_t fingerprint_of(const Node& node) {
   for (const auto& gpu : node.gpus) {
     mix(gpu.uuid);
     mix(std::to_string(gpu.total_bytes));
+    for (const auto& mig : gpu.mig) mix(mig.uuid);
   }
   return hash;
 }
@@ -229,6 +231,8 @@ int NodeState::find_own_slot(bool claim) {
     if (slot_is_live(map_->slots[i])) continue;
     Slot& slot = map_->slots[i];
     std::memset(static_cast<void*>(&slot), 0, sizeof slot);
+    slot.mig_gpu = -1;
+    slot.mig_instance = -1;
     slot.pid = pid;
     slot.start_time = own_start_time_;
     std::snprintf(slot.name, sizeof slot.name, "%s", own_process_name().c_str());
@@ -241,7 +245,11 @@ namespace {
 void write_record(Slot& slot, const ProcessUsage& mine, int gpu_count) {
   for (int g = 0; g < gpu_count; ++g) slot.used[g] = mine.used_bytes.at(static_cast<std::size_t>(g));
   slot.context_mask = mine.context_mask;
+  slot.mig_gpu = static_cast<std::int16_t>(mine.mig_gpu);
+  slot.mig_instance = static_cast<std::int16_t>(mine.mig_instance);
 }
+
+int instance_on(const Slot& slot, int physical) { return physical == slot.mig_gpu ? slot.mig_instance : -1; }
 }  // namespace
 
 bool NodeState::publish_if_fits(const ProcessUsage& mine, int physical, std::uint64_t capacity,
@@ -249,8 +257,10 @@ bool NodeState::publish_if_fits(const ProcessUsage& mine, int physical, std::uin
   Exclusive session(*this);
   const int own = find_own_slot(true);
   std::uint64_t others = 0;
+  const int instance = mine.instance_on(physical);
   for (int i = 0; i < kSlots; ++i)
-    if (i != own && slot_is_live(map_->slots[i])) others += map_->slots[i].used[physical];
+    if (i != own && slot_is_live(map_->slots[i]) && instance_on(map_->slots[i], physical) == instance)
+      others += map_->slots[i].used[physical];
   if (others_bytes != nullptr) *others_bytes = others;
   const bool fits = others + mine.used_bytes.at(static_cast<std::size_t>(physical)) <= capacity;
   if (fits) write_record(map_->slots[own], mine, gpu_count_);
@@ -279,14 +289,18 @@ std::vector<ProcessUsage> NodeState::processes() {
     usage.name.assign(slot.name, strnlen(slot.name, sizeof slot.name));
     usage.used_bytes.assign(slot.used, slot.used + gpu_count_);
     usage.context_mask = slot.context_mask;
+    usage.mig_gpu = slot.mig_gpu;
+    usage.mig_instance = slot.mig_instance;
     live.push_back(std::move(usage));
   }
   return live;
 }
 
-std::uint64_t NodeState::used_bytes(int physical) {
+std::uint64_t NodeState::used_bytes(int physical, int mig_instance) {
   std::uint64_t total = 0;
-  for (const auto& process : processes()) total += process.used_bytes.at(static_cast<std::size_t>(physical));
+  for (const auto& process : processes())
+    if (mig_instance < 0 || process.instance_on(physical) == mig_instance)
+      total += process.used_bytes.at(static_cast<std::size_t>(physical));
   return total;
 }
 
