@@ -68,7 +68,7 @@ TEST_CASE("the out-of-memory text and the CUDA error suffix follow the PyTorch v
   CHECK(torch(2, 15).cuda_error_suffix_form() == CudaErrorSuffixForm::Torch21);
 }
 
-TEST_CASE("a version string gives major, minor and patch; a suffix is ignored", "[unit][profile]") {
+TEST_CASE("a version string gives major, minor and patch, and a suffix is ignored", "[unit][profile]") {
   const auto debian = parse_torch_version("1.13.1+dfsg-4");
   REQUIRE(debian);
   CHECK(debian->torch_version() == "1.13.1");

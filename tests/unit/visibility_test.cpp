@@ -268,7 +268,7 @@ std::vector<int> fastest_then_pci(const Node& node) {
 }
 }  // namespace
 
-TEST_CASE("FASTEST_FIRST puts the fastest GPU first and keeps the rest in PCI order; PCI_BUS_ID is nvidia-smi's order",
+TEST_CASE("FASTEST_FIRST puts the fastest GPU first and keeps the rest in PCI order, PCI_BUS_ID is nvidia-smi's order",
           "[visibility][order]") {
   const Node mixed = load("workstation-mixed");
   const std::vector<int> fastest = fastest_then_pci(mixed);
