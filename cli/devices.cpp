@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "gpulab/observe.h"
+#include "gpulab/profile.h"
 #include "gpulab/visibility.h"
 
 namespace gpulab::cli {
@@ -42,9 +43,11 @@ void run_devices(const DevicesOptions& options) {
   const auto note = observer->backend() == "sim"
                         ? explain_visibility(load_selected_node(), visible_env, parse_device_order(std::getenv("CUDA_DEVICE_ORDER")))
                         : std::nullopt;
+  const Profile profile = active_profile();
   nlohmann::json report = {
       {"backend", observer->backend()},
       {"node", observer->node()},
+      {"profile", {{"torch", profile.torch_version()}, {"cuda_runtime", profile.cuda_runtime}}},
       {"cuda_visible_devices", env_or_null("CUDA_VISIBLE_DEVICES")},
       {"device_order", to_string(parse_device_order(std::getenv("CUDA_DEVICE_ORDER")))},
       {"physical_gpus", gpus.size()},
@@ -56,6 +59,7 @@ void run_devices(const DevicesOptions& options) {
   }
   std::cout << fmt::format("node {} ({} backend): {} physical GPUs, {} visible to CUDA\n", observer->node(),
                            observer->backend(), gpus.size(), count);
+  std::cout << fmt::format("profile: PyTorch {} on CUDA {}\n", profile.torch_version(), profile.cuda_runtime);
   std::cout << fmt::format("CUDA_VISIBLE_DEVICES={}  CUDA_DEVICE_ORDER={}\n\n",
                            report["cuda_visible_devices"].is_null() ? "(unset)" : report["cuda_visible_devices"].get<std::string>(),
                            report["device_order"].get<std::string>());

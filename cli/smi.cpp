@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "gpulab/observe.h"
+#include "gpulab/profile.h"
 
 namespace gpulab::cli {
 namespace {
@@ -27,11 +28,22 @@ std::string bar(std::uint64_t used, std::uint64_t total) {
 void run_smi(const SmiOptions& options) {
   auto observer = make_observer();  // reads the node state only: CUDA stays uninitialised
   const auto gpus = observer->gpus();
+  const Profile profile = active_profile();
   if (options.json) {
-    nlohmann::json out = {{"backend", observer->backend()}, {"node", observer->node()}, {"gpus", nlohmann::json::array()}};
+    nlohmann::json out = {{"backend", observer->backend()},
+                          {"node", observer->node()},
+                          {"profile", {{"torch", profile.torch_version()}, {"cuda_runtime", profile.cuda_runtime}}},
+                          {"gpus", nlohmann::json::array()}};
     for (const GpuView& gpu : gpus) {
       nlohmann::json processes = nlohmann::json::array();
-      for (const auto& p : gpu.processes) processes.push_back({{"pid", p.pid}, {"name", p.name}, {"used_bytes", p.used_bytes}});
+      for (const auto& p : gpu.processes) {
+        nlohmann::json row = {{"pid", p.pid}, {"name", p.name}, {"used_bytes", p.used_bytes}};
+        if (p.gpu_instance >= 0) {  // NVML's gpuInstanceId / computeInstanceId on a MIG GPU
+          row["gpu_instance"] = p.gpu_instance;
+          row["compute_instance"] = p.compute_instance;
+        }
+        processes.push_back(std::move(row));
+      }
       out["gpus"].push_back({{"physical_index", gpu.physical_index},
                              {"uuid", gpu.uuid},
                              {"name", gpu.name},
@@ -43,7 +55,8 @@ void run_smi(const SmiOptions& options) {
     std::cout << out.dump(2) << '\n';
     return;
   }
-  std::cout << fmt::format("gpulab smi — node {} ({} backend)\n", observer->node(), observer->backend());
+  std::cout << fmt::format("gpulab smi — node {} ({} backend), profile: PyTorch {} on CUDA {}\n", observer->node(),
+                           observer->backend(), profile.torch_version(), profile.cuda_runtime);
   std::cout << fmt::format("{:<4} {:<26} {:<18} {:>22}  {}\n", "GPU", "Name", "Bus-Id", "Memory-Usage", "");
   for (const GpuView& gpu : gpus)
     std::cout << fmt::format("{:<4} {:<26} {:<18} {:>22}  {}\n", gpu.physical_index, gpu.name, gpu.pci_bus_id,

@@ -154,6 +154,7 @@ foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
       file(STRINGS "${_dir}/${_h}" _v REGEX "#define TORCH_VERSION_(MAJOR|MINOR) ")
       if(_v MATCHES "MAJOR ([0-9]+).*MINOR ([0-9]+)")
         set(GPULAB_TORCH_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+        set(_gpulab_torch_version_header "${_dir}/${_h}")
       endif()
     endif()
   endforeach()
@@ -163,6 +164,24 @@ if(NOT GPULAB_TORCH_VERSION)
 endif()
 if(NOT Torch_VERSION)
   set(Torch_VERSION "${GPULAB_TORCH_VERSION}")
+endif()
+
+# The version of the Debian package that installed the headers, when one did: Debian's
+# 1.13.1 headers say 1.13.0, and the software profile should name the release honestly.
+# GPULAB_TORCH_PACKAGE_VERSION is empty otherwise (the headers' version is then used).
+set(GPULAB_TORCH_PACKAGE_VERSION "")
+find_program(_gpulab_dpkg_query dpkg-query)
+if(_gpulab_dpkg_query)
+  get_filename_component(_gpulab_real_header "${_gpulab_torch_version_header}" REALPATH)
+  execute_process(COMMAND "${_gpulab_dpkg_query}" -S "${_gpulab_real_header}"
+                  OUTPUT_VARIABLE _gpulab_owner ERROR_QUIET RESULT_VARIABLE _gpulab_rc)
+  if(_gpulab_rc EQUAL 0 AND _gpulab_owner MATCHES "^([^:, ]+)")
+    execute_process(COMMAND "${_gpulab_dpkg_query}" -W "-f=\${Version}" "${CMAKE_MATCH_1}"
+                    OUTPUT_VARIABLE _gpulab_package_version ERROR_QUIET RESULT_VARIABLE _gpulab_rc)
+    if(_gpulab_rc EQUAL 0 AND _gpulab_package_version MATCHES "^([0-9]+:)?([0-9]+\\.[0-9]+\\.[0-9]+)")
+      set(GPULAB_TORCH_PACKAGE_VERSION "${CMAKE_MATCH_2}")
+    endif()
+  endif()
 endif()
 
 # C++ standard: LibTorch >= 2.14 #errors below C++20 (ATen.h, torch/all.h).

@@ -7,7 +7,10 @@
 #      "0,0", "0,1", "1,0", "-1", empty, full UUID, UUID prefix; context size after the
 #      first allocation; out-of-memory and invalid-ordinal messages) on the GPUs and, built
 #      with the simulated backend, on a node file made from this machine's nvidia-smi data;
-#   3. writes both side by side to docs/conformance.md.
+#   3. records the software profile (linked PyTorch, CUDA runtime) of both sides and runs
+#      each of the profile's context rules (docs/reference.md, "Profiles") in a process
+#      of its own, on the GPUs and on the simulator set to the same runtime;
+#   4. writes both side by side to docs/conformance.md.
 #
 #   tools/device-check.sh [--out FILE] [--predict-from CSV]
 #     --out FILE           where the table goes (default docs/conformance.md)
@@ -116,12 +119,24 @@ run_probes() {  # run_probes <probe binary> <out dir> [env...]: one JSON per sce
   for entry in "${SCENARIOS[@]}"; do
     label="${entry%%|*}"; value="${entry#*|}"
     local steps=(visible)
-    [ "$label" = "unset" ] && steps=(visible properties context oom ordinal)
+    [ "$label" = "unset" ] && steps=(visible properties profile context oom ordinal)
     local envs=(-u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER "$@")
     [ "$value" != "UNSET" ] && envs+=("CUDA_VISIBLE_DEVICES=$value")
     env "${envs[@]}" GPULAB_STATE_DIR="$(mktemp -d)" timeout 300 "$probe" "${steps[@]}" \
       >"$dir/$i.json" 2>"$dir/$i.err" || echo "{\"error\": \"probe exited with $?\"}" >"$dir/$i.json"
     i=$((i + 1))
+  done
+}
+
+# The profile's context rules, each in a process of its own (contexts are per process).
+RULES=(rule_guard rule_guard_exit rule_randn rule_set_device rule_set_device0)
+run_rules() {  # run_rules <probe binary> <out dir> [env...]: one JSON per rule
+  local probe="$1" dir="$2"; shift 2
+  mkdir -p "$dir"
+  local r
+  for r in "${RULES[@]}"; do
+    env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER "$@" GPULAB_STATE_DIR="$(mktemp -d)" timeout 300 "$probe" "$r" \
+      >"$dir/$r.json" 2>"$dir/$r.err" || echo "{\"error\": \"probe exited with $?\"}" >"$dir/$r.json"
   done
 }
 
@@ -154,6 +169,7 @@ if [ -z "$PREDICT_FROM" ]; then
   TEST_SUMMARY="lessons+unit: $(summary "$WORK/cuda-ctest.log"), $skipped skipped (fewer GPUs than the scenario needs); simulator suites (information only): $(summary "$WORK/cuda-ctest-sim.log") — in $((SECONDS - T0)) s"
   say "tests: $TEST_SUMMARY"
   run_probes "$B/bin/device-probe" "$REAL_DIR"
+  run_rules "$B/bin/device-probe" "$REAL_DIR/rules"
 fi
 
 # ---- 3. The simulator's prediction for this machine ----------------------------------
@@ -194,11 +210,17 @@ cmake -S "$ROOT" -B "$S" "${LEAN[@]}" -DGPULAB_BACKEND=sim -DLIBTORCH_PREFIX="$T
 cmake_build "$S" "$WORK/sim-build.log" device-probe || { say "sim build failed: $WORK/sim-build.log"; exit 1; }
 say "simulator's probe built in $((SECONDS - T0)) s"
 run_probes "$S/bin/device-probe" "$WORK/sim" GPULAB_NODE="$NODE"
+# The simulator on the runtime the GPUs' LibTorch loaded (CUDA 13 follows CUDA 12's rules).
+REAL_RUNTIME=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("profile",{}).get("cuda_runtime",""))' \
+  "$REAL_DIR/0.json" 2>/dev/null || true)
+SIM_RUNTIME_ENV=()
+case "$REAL_RUNTIME" in 11) SIM_RUNTIME_ENV=(GPULAB_CUDA_RUNTIME=11) ;; 1[2-9]) SIM_RUNTIME_ENV=(GPULAB_CUDA_RUNTIME=12) ;; esac
+run_rules "$S/bin/device-probe" "$WORK/sim/rules" GPULAB_NODE="$NODE" "${SIM_RUNTIME_ENV[@]}"
 
 # ---- 4. The table ---------------------------------------------------------------------
-python3 - "$OUT" "$WORK" "$TEST_SUMMARY" "$TORCH" "${SCENARIOS[@]}" <<'PY'
+python3 - "$OUT" "$WORK" "$TEST_SUMMARY" "$TORCH" "${RULES[*]}" "${SCENARIOS[@]}" <<'PY'
 import json, os, sys, datetime
-out, work, tests, torch_prefix, *scenarios = sys.argv[1:]
+out, work, tests, torch_prefix, rules, *scenarios = sys.argv[1:]
 machine = [l.strip() for l in open(os.path.join(work, "nvidia-smi.csv")) if l.strip()]
 
 def load(side, i):
@@ -250,6 +272,28 @@ rows.append(("out of memory (1 GiB more than the GPU)", get(sim0, "oom", "messag
 rows.append(("invalid ordinal: tensor on cuda:<count>", get(sim0, "ordinal", "tensor"), get(real0, "ordinal", "tensor")))
 rows.append(("invalid ordinal: gpulab::cuda::set_device(<count>)", get(sim0, "ordinal", "set_device"), get(real0, "ordinal", "set_device")))
 
+def profile(r):
+    if r is None: return None
+    p = r.get("profile") or {}
+    return f"PyTorch {p['torch']} on CUDA {p['cuda_runtime']}" if "torch" in p else "error: " + str(p.get("error") or r.get("error"))
+rows.insert(0, ("profile (linked PyTorch, CUDA runtime)", profile(sim0), profile(real0)))
+described = {"rule_guard": "contexts inside c10::DeviceGuard(cuda:D) alone",
+             "rule_guard_exit": "contexts after entering and leaving c10::DeviceGuard(cuda:D)",
+             "rule_randn": "contexts after torch::randn({1}, cuda:D)",
+             "rule_set_device": "contexts after set_device(D)",
+             "rule_set_device0": "contexts after set_device(0) on a fresh thread"}
+def rule(side, name):
+    path = os.path.join(work, side, "rules", name + ".json")
+    if not os.path.exists(path): return None
+    try:
+        r = json.load(open(path)).get(name) or {}
+    except ValueError:
+        return "error: " + open(path).read()[:200]
+    if "contexts" not in r: return "error: " + str(r.get("error"))
+    return f"D={r['device']} (GPU {r['physical_of_device']}): contexts on GPU(s) " + (", ".join(map(str, r["contexts"])) or "none")
+for name in rules.split():
+    rows.append((described.get(name, name), rule("sim", name), rule("real", name)))
+
 with open(out, "w") as f:
     f.write("# Conformance: the simulator next to real GPUs\n\n")
     f.write("Written by `tools/device-check.sh` (docs/real-gpus.md); do not edit by hand.\n\n")
@@ -258,7 +302,8 @@ with open(out, "w") as f:
     f.write(f"- LibTorch: {os.path.basename(os.path.dirname(torch_prefix))}/{os.path.basename(torch_prefix)}\n")
     f.write(f"- tests (cuda backend, ctest): {tests}\n")
     f.write("- simulator: the same probe built with GPULAB_BACKEND=sim on a node file made from the "
-            "nvidia-smi line(s) above (context_mib 416, gpulab's assumption)\n\n")
+            "nvidia-smi line(s) above (context_mib 416, gpulab's assumption), with GPULAB_CUDA_RUNTIME set to "
+            "the GPUs' runtime for the context rules (docs/reference.md, \"Profiles\")\n\n")
     f.write("| scenario | simulator (prediction) | real GPU (observed) | same |\n|---|---|---|---|\n")
     for what, sim, real in rows:
         same = "" if real is None else ("yes" if sim == real else "**no**")

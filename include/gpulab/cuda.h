@@ -8,8 +8,10 @@
 
 namespace gpulab::cuda {
 
-/// torch.cuda.set_device: makes `index` this thread's current device and creates its
-/// CUDA context at once (CUDA 12). Throws "CUDA error: invalid device ordinal".
+/// torch.cuda.set_device: makes `index` this thread's current device. On CUDA 12 its
+/// cudaSetDevice creates the device's context at once; on CUDA 11 it does not. Before
+/// PyTorch 2.8 it does nothing when `index` is current already (set_device(0) on a fresh
+/// thread). Throws "CUDA error: invalid device ordinal".
 void set_device(int index);
 
 /// torch.cuda.current_device: this thread's current device (0 on every new thread).

@@ -14,7 +14,8 @@ struct MigInstance {
   std::string uuid;            ///< "MIG-xxxxxxxx-…", as `nvidia-smi -L` prints it
   int gpu_instance = 0;        ///< GI id
   int compute_instance = 0;    ///< CI id
-  std::uint64_t total_bytes = 0;
+  std::uint64_t total_bytes = 0;     ///< its memory slice, as nvidia-smi shows it
+  std::uint64_t capacity_bytes = 0;  ///< what cudaMemGetInfo reports as its total
   int sm_count = 0;
 };
 
@@ -24,12 +25,16 @@ struct Gpu {
   std::string name;
   std::string uuid;            ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   std::string pci_bus_id;      ///< NVML form: "00000000:07:00.0"
-  std::uint64_t total_bytes = 0;
+  std::uint64_t total_bytes = 0;     ///< nvidia-smi's total memory
+  /// cudaMemGetInfo's total, a little below nvidia-smi's (the driver keeps some): what
+  /// allocations fit in and what PyTorch's out-of-memory text calls "total capacity".
+  std::uint64_t capacity_bytes = 0;
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;
   std::uint64_t context_bytes = 0;  ///< what one process's CUDA context costs on this GPU
-  std::vector<MigInstance> mig;     ///< empty unless the GPU is in MIG mode
+  bool mig_mode = false;            ///< MIG enabled: CUDA never shows it as a whole GPU
+  std::vector<MigInstance> mig;     ///< its MIG compute instances (none in MIG mode is possible)
 };
 
 struct Node {
@@ -37,6 +42,9 @@ struct Node {
   std::string description;
   std::string source;          ///< the file it was read from
   std::vector<Gpu> gpus;       ///< in PCI bus order
+  /// CUDA's FASTEST_FIRST enumeration observed on this machine (physical indices), when
+  /// the node file states it; empty: derived by enumeration_order()'s heuristic.
+  std::vector<int> cuda_order;
 };
 
 /// A node file that cannot be used. what() names the file and the field.
@@ -47,6 +55,10 @@ class NodeError : public std::runtime_error {
 
 /// Most GPUs a node may have (the shared state file has a fixed layout).
 constexpr int kMaxGpus = 64;
+
+/// cudaMemGetInfo's total for a GPU or MIG slice whose node file does not state it:
+/// nvidia-smi's figure less 1% (measured: 0.6–1.7%), rounded down to 2 MiB.
+std::uint64_t derived_capacity_bytes(std::uint64_t total_bytes);
 
 /// Reads and validates a node file.
 Node load_node_file(const std::string& path);

@@ -20,6 +20,13 @@ struct ProcessUsage {
   std::string name;
   std::vector<std::uint64_t> used_bytes;  ///< per physical GPU: context + reserved memory
   std::uint64_t context_mask = 0;         ///< bit p set: a context exists on physical GPU p
+  /// The one MIG instance the process can use (its usage of that GPU is in that slice),
+  /// as physical GPU and index into Gpu::mig; -1 when it uses whole GPUs.
+  int mig_gpu = -1;
+  int mig_instance = -1;
+
+  /// The MIG instance this process's usage of `physical` belongs to; -1: the whole GPU.
+  int instance_on(int physical) const { return physical == mig_gpu ? mig_instance : -1; }
 };
 
 /// A file (one per node name, under the state folder) guarded by flock, read whole and
@@ -48,7 +55,8 @@ class NodeState {
 
   /// Publishes this process's record if, on `physical`, every other live process's usage
   /// plus `mine.used_bytes[physical]` fits in `capacity`. Returns false (and writes nothing)
-  /// when it does not fit; `others_bytes` receives the other processes' usage there.
+  /// when it does not fit; `others_bytes` receives the other processes' usage there. On a
+  /// MIG instance only processes on the same instance count: each has its own memory slice.
   bool publish_if_fits(const ProcessUsage& mine, int physical, std::uint64_t capacity,
                        std::uint64_t* others_bytes);
   /// Publishes this process's record unconditionally (memory released, context created).
@@ -59,8 +67,9 @@ class NodeState {
   /// Every live process with a record, in slot order. Names are printable ASCII (other
   /// bytes become '?'); per-GPU usage is at most the GPU's size.
   std::vector<ProcessUsage> processes();
-  /// Node-wide usage of a physical GPU by all live processes.
-  std::uint64_t used_bytes(int physical);
+  /// Node-wide usage of a physical GPU by all live processes; with `mig_instance` >= 0, of
+  /// that MIG instance's slice only.
+  std::uint64_t used_bytes(int physical, int mig_instance = -1);
 
   const std::string& path() const { return path_; }
 

@@ -22,6 +22,8 @@ struct ProcessOnGpu {
   int pid = 0;
   std::string name;
   std::uint64_t used_bytes = 0;
+  int gpu_instance = -1;       ///< on a MIG GPU, the instance it uses (NVML's GI/CI ids)
+  int compute_instance = -1;
 };
 
 /// One physical GPU as nvidia-smi shows it. Indices are physical (PCI bus order).

@@ -25,12 +25,18 @@ struct VisibleDevice {
   int mig_index = -1;       ///< index into Gpu::mig, or -1 for a whole GPU
 };
 
-/// CUDA's enumeration of all GPUs before CUDA_VISIBLE_DEVICES: physical indices in
-/// FASTEST_FIRST (higher compute capability first, ties by PCI bus id) or PCI order.
+/// CUDA's enumeration of all GPUs before CUDA_VISIBLE_DEVICES, as physical indices; what an
+/// integer entry of the variable counts in. PCI_BUS_ID: PCI order. FASTEST_FIRST: the
+/// node's observed `cuda_order` when it states one, else a heuristic after ethminer#283 —
+/// the fastest GPU (highest compute capability, then most SMs; the first in PCI order among
+/// equals) first, the rest in PCI order. The one place this order is decided: the simulator
+/// and the tests both call it.
 std::vector<int> enumeration_order(const Node& node, DeviceOrder order);
 
 /// The devices CUDA exposes. `cuda_visible_devices` is the variable's value, or nullopt
-/// when unset.
+/// when unset. A list that reaches a GPU in MIG mode (by index, GPU- UUID, or unset) shows
+/// only that GPU's first MIG instance and drops every GPU not in MIG mode; MIG- entries
+/// show at most one instance.
 std::vector<VisibleDevice> visible_devices(const Node& node,
                                            const std::optional<std::string>& cuda_visible_devices,
                                            DeviceOrder order);
@@ -41,7 +47,9 @@ std::vector<VisibleDevice> visible_devices(const Node& node,
 std::optional<std::string> explain_visibility(const Node& node, const std::optional<std::string>& cuda_visible_devices,
                                               DeviceOrder order);
 
-/// Total memory and SM count of a visible device (a MIG instance has its own).
+/// Total memory of a visible device as nvidia-smi shows it (a MIG instance has its own slice).
 std::uint64_t total_bytes(const Node& node, const VisibleDevice& device);
+/// cudaMemGetInfo's total for a visible device: what its allocations fit in.
+std::uint64_t capacity_bytes(const Node& node, const VisibleDevice& device);
 
 }  // namespace gpulab

@@ -52,6 +52,13 @@ std::uint64_t mib_field(const json& object, const char* key, const std::string& 
   return integer_field(object, key, file, where, 1, std::numeric_limits<std::uint64_t>::max() / kMiB) * kMiB;
 }
 
+// cudaMemGetInfo's total in bytes when given (at most `total`), else derived from `total`.
+std::uint64_t capacity_field(const json& object, const std::string& file, const std::string& where,
+                             std::uint64_t total) {
+  if (!object.contains("total_capacity_bytes")) return derived_capacity_bytes(total);
+  return integer_field(object, "total_capacity_bytes", file, where, 1, total);
+}
+
 int int_field(const json& object, const char* key, const std::string& file, const std::string& where, int min = 0) {
   return static_cast<int>(integer_field(object, key, file, where, static_cast<std::uint64_t>(min),
                                         static_cast<std::uint64_t>(std::numeric_limits<int>::max())));
@@ -100,6 +107,7 @@ MigInstance parse_mig(const json& entry, const std::string& file, const std::str
   mig.gpu_instance = int_field(entry, "gpu_instance", file, where + ".");
   mig.compute_instance = int_field(entry, "compute_instance", file, where + ".");
   mig.total_bytes = mib_field(entry, "memory_mib", file, where + ".");
+  mig.capacity_bytes = capacity_field(entry, file, where + ".", mig.total_bytes);
   mig.sm_count = int_field(entry, "sm_count", file, where + ".", /*min=*/1);
   return mig;
 }
@@ -116,29 +124,57 @@ Gpu parse_gpu(const json& entry, const std::string& file, const std::string& whe
   if (!has_shape(gpu.pci_bus_id, kPciBusId))
     fail(file, prefix + "pci_bus_id", "expected NVML form 00000000:07:00.0 (upper-case hex), got '" + gpu.pci_bus_id + "'");
   gpu.total_bytes = mib_field(entry, "memory_mib", file, prefix);
+  gpu.capacity_bytes = capacity_field(entry, file, prefix, gpu.total_bytes);
   const std::string cc = string_field(entry, "compute_capability", file, prefix);
   if (!parse_compute_capability(cc, &gpu.cc_major, &gpu.cc_minor))
     fail(file, prefix + "compute_capability", "expected MAJOR.MINOR such as \"8.0\", got '" + cc + "'");
   gpu.sm_count = int_field(entry, "sm_count", file, prefix, /*min=*/1);
   gpu.context_bytes = mib_field(entry, "context_mib", file, prefix);
-  if (gpu.context_bytes >= gpu.total_bytes)
-    fail(file, prefix + "context_mib", "must be smaller than memory_mib");
+  if (gpu.context_bytes >= gpu.capacity_bytes)
+    fail(file, prefix + "context_mib", "must be smaller than the GPU's total capacity (memory_mib, total_capacity_bytes)");
   if (entry.contains("mig")) {
     const auto& list = entry.at("mig");
-    if (!list.is_array()) fail(file, prefix + "mig", "expected an array");
+    if (!list.is_array()) fail(file, prefix + "mig", "expected an array (empty: MIG mode without instances)");
+    gpu.mig_mode = true;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string mig_where = prefix + "mig[" + std::to_string(i) + "]";
       gpu.mig.push_back(parse_mig(list[i], file, mig_where));
       if (gpu.mig.back().total_bytes > gpu.total_bytes)
         fail(file, mig_where + ".memory_mib", "a MIG instance cannot have more memory than its GPU's memory_mib");
+      if (gpu.context_bytes >= gpu.mig.back().capacity_bytes)
+        fail(file, mig_where + ".memory_mib", "must leave room for a context (the GPU's context_mib)");
     }
   }
   return gpu;
 }
 
+// An observed CUDA order: every physical index exactly once.
+std::vector<int> parse_cuda_order(const json& document, const std::string& file, std::size_t gpus) {
+  const auto& list = document.at("cuda_order");
+  const std::string what = "expected each physical GPU index from 0 to " + std::to_string(gpus - 1) +
+                           " exactly once, in CUDA's FASTEST_FIRST order, got " + list.dump();
+  if (!list.is_array() || list.size() != gpus) fail(file, "cuda_order", what);
+  std::vector<int> order;
+  std::vector<bool> seen(gpus, false);
+  for (const auto& entry : list) {
+    if (!entry.is_number_integer() || entry.get<std::int64_t>() < 0 ||
+        entry.get<std::int64_t>() >= static_cast<std::int64_t>(gpus) || seen[entry.get<std::size_t>()])
+      fail(file, "cuda_order", what);
+    seen[entry.get<std::size_t>()] = true;
+    order.push_back(entry.get<int>());
+  }
+  return order;
+}
+
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
 }  // namespace
+
+std::uint64_t derived_capacity_bytes(std::uint64_t total_bytes) {
+  constexpr std::uint64_t kTwoMiB = 2 * kMiB;
+  const std::uint64_t capacity = total_bytes / 100 * 99 / kTwoMiB * kTwoMiB;
+  return capacity > 0 ? capacity : total_bytes;
+}
 
 Node load_node_file(const std::string& path) {
   std::ifstream in(path);
@@ -177,6 +213,7 @@ Node parse_node_file(std::string_view text, const std::string& path) {
       if (node.gpus[i].uuid == node.gpus[j].uuid)
         fail(path, "gpus[" + std::to_string(i) + "].uuid", "duplicates gpus[" + std::to_string(j) + "].uuid");
   }
+  if (document.contains("cuda_order")) node.cuda_order = parse_cuda_order(document, path, node.gpus.size());
   return node;
 }
 

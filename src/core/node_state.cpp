@@ -20,12 +20,13 @@ namespace gpulab {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'U', 'L', 'A', 'B', 'N', 'S'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: the MIG instance a process uses
 constexpr int kSlots = 256;
 
 struct Slot {
   std::int32_t pid;
-  std::uint32_t unused;
+  std::int16_t mig_gpu;       // the MIG instance the process uses, -1 -1 for none
+  std::int16_t mig_instance;
   std::uint64_t start_time;
   char name[48];
   std::uint64_t context_mask;
@@ -41,6 +42,7 @@ std::uint64_t fingerprint_of(const Node& node) {
   for (const auto& gpu : node.gpus) {
     mix(gpu.uuid);
     mix(std::to_string(gpu.total_bytes));
+    for (const auto& mig : gpu.mig) mix(mig.uuid);
   }
   return hash;
 }
@@ -269,6 +271,8 @@ int NodeState::find_own_slot(bool claim) {
     if (std::find(live.begin(), live.end(), i) != live.end()) continue;
     Slot& slot = image_->slots[i];
     std::memset(static_cast<void*>(&slot), 0, sizeof slot);
+    slot.mig_gpu = -1;
+    slot.mig_instance = -1;
     slot.pid = pid;
     slot.start_time = own_start_time_;
     std::snprintf(slot.name, sizeof slot.name, "%s", own_process_name().c_str());
@@ -291,7 +295,11 @@ namespace {
 void write_record(Slot& slot, const ProcessUsage& mine, int gpu_count) {
   for (int g = 0; g < gpu_count; ++g) slot.used[g] = mine.used_bytes.at(static_cast<std::size_t>(g));
   slot.context_mask = mine.context_mask;
+  slot.mig_gpu = static_cast<std::int16_t>(mine.mig_gpu);
+  slot.mig_instance = static_cast<std::int16_t>(mine.mig_instance);
 }
+
+int instance_on(const Slot& slot, int physical) { return physical == slot.mig_gpu ? slot.mig_instance : -1; }
 }  // namespace
 
 bool NodeState::publish_if_fits(const ProcessUsage& mine, int physical, std::uint64_t capacity,
@@ -301,8 +309,9 @@ bool NodeState::publish_if_fits(const ProcessUsage& mine, int physical, std::uin
   Exclusive session(*this);
   const int own = find_own_slot(true);
   std::uint64_t others = 0;
+  const int instance = mine.instance_on(physical);
   for (const int i : live_slots())
-    if (i != own) others = saturating_add(others, usage(i, physical));
+    if (i != own && instance_on(image_->slots[i], physical) == instance) others = saturating_add(others, usage(i, physical));
   if (others_bytes != nullptr) *others_bytes = others;
   const bool fits = others <= capacity && wanted <= capacity - others;
   if (fits) {
@@ -339,15 +348,21 @@ std::vector<ProcessUsage> NodeState::processes() {
     process.name = printable(slot.name, sizeof slot.name);
     for (int g = 0; g < gpu_count_; ++g) process.used_bytes.push_back(usage(i, g));
     process.context_mask = slot.context_mask & gpu_bits;
+    // Untrusted like the rest: a MIG placement must name a GPU of this node.
+    const bool mig = slot.mig_gpu >= 0 && slot.mig_gpu < gpu_count_ && slot.mig_instance >= 0;
+    process.mig_gpu = mig ? slot.mig_gpu : -1;
+    process.mig_instance = mig ? slot.mig_instance : -1;
     live.push_back(std::move(process));
   }
   return live;
 }
 
-std::uint64_t NodeState::used_bytes(int physical) {
+std::uint64_t NodeState::used_bytes(int physical, int mig_instance) {
   check_physical(physical);
   std::uint64_t total = 0;
-  for (const auto& process : processes()) total = saturating_add(total, process.used_bytes[static_cast<std::size_t>(physical)]);
+  for (const auto& process : processes())
+    if (mig_instance < 0 || process.instance_on(physical) == mig_instance)
+      total = saturating_add(total, process.used_bytes[static_cast<std::size_t>(physical)]);
   return total;
 }
 

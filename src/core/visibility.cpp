@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace gpulab {
@@ -106,7 +107,29 @@ std::vector<VisibleDevice> by_gpu_uuid(const Node& node, const std::string& valu
   return devices;
 }
 
-// MIG-<GPU-UUID>/<gi>/<ci> or (a unique prefix of) MIG-<uuid>.
+// The legacy form MIG-<GPU UUID or a unique prefix of it>/<gi>/<ci> (nvitop resolves
+// MIG-GPU-3eb79704/13/0): the target's index, or -1.
+int legacy_mig_match(const Node& node, const std::string& entry, const std::vector<VisibleDevice>& targets) {
+  const auto first_slash = entry.find('/');
+  const auto second_slash = first_slash == std::string::npos ? first_slash : entry.find('/', first_slash + 1);
+  if (!starts_with(entry, "MIG-GPU-") || second_slash == std::string::npos) return -1;
+  const std::string gpu_prefix = entry.substr(4, first_slash - 4);
+  const std::string gi = entry.substr(first_slash + 1, second_slash - first_slash - 1);
+  const std::string ci = entry.substr(second_slash + 1);
+  std::vector<std::string> uuids;
+  for (const auto& gpu : node.gpus) uuids.push_back(gpu.uuid);
+  const int physical = unique_prefix_match(gpu_prefix, uuids);
+  if (physical < 0) return -1;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i].physical_index != physical) continue;
+    const auto& mig = node.gpus[static_cast<std::size_t>(physical)].mig[static_cast<std::size_t>(targets[i].mig_index)];
+    if (std::to_string(mig.gpu_instance) == gi && std::to_string(mig.compute_instance) == ci) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// MIG-<GPU UUID>/<gi>/<ci> (a unique prefix of the GPU UUID too) or (a unique prefix of)
+// MIG-<uuid>.
 std::vector<VisibleDevice> by_mig(const Node& node, const std::string& value) {
   std::vector<std::string> names;
   std::vector<VisibleDevice> targets;
@@ -119,14 +142,7 @@ std::vector<VisibleDevice> by_mig(const Node& node, const std::string& value) {
   }
   std::vector<VisibleDevice> devices;
   for (const auto& entry : prefixed_entries(value, "MIG-")) {
-    int match = -1;
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      const auto& gpu = node.gpus[static_cast<std::size_t>(targets[i].physical_index)];
-      const auto& mig = gpu.mig[static_cast<std::size_t>(targets[i].mig_index)];
-      const std::string by_gpu = "MIG-" + gpu.uuid + "/" + std::to_string(mig.gpu_instance) + "/" +
-                                 std::to_string(mig.compute_instance);
-      if (entry == by_gpu) match = static_cast<int>(i);
-    }
+    int match = legacy_mig_match(node, entry, targets);
     if (match < 0) match = unique_prefix_match(entry, names);
     if (match < 0) break;
     for (const auto& seen : devices)
@@ -154,20 +170,41 @@ const char* to_string(DeviceOrder order) {
 std::vector<int> enumeration_order(const Node& node, DeviceOrder order) {
   std::vector<int> physical(node.gpus.size());
   for (std::size_t i = 0; i < physical.size(); ++i) physical[i] = static_cast<int>(i);
-  if (order == DeviceOrder::FastestFirst) {
-    // Observed heuristic: higher compute capability first; ties keep PCI order.
-    std::stable_sort(physical.begin(), physical.end(), [&](int a, int b) {
-      const auto& ga = node.gpus[static_cast<std::size_t>(a)];
-      const auto& gb = node.gpus[static_cast<std::size_t>(b)];
-      return std::make_pair(ga.cc_major, ga.cc_minor) > std::make_pair(gb.cc_major, gb.cc_minor);
-    });
-  }
+  if (order != DeviceOrder::FastestFirst || physical.empty()) return physical;
+  if (!node.cuda_order.empty()) return node.cuda_order;  // observed on the machine itself
+  // The heuristic is undocumented. Observed (ethminer#283): the fastest GPU first, the rest
+  // in PCI order. "Fastest" here: the highest compute capability, then the most SMs; the
+  // first in PCI order among equals.
+  const auto speed = [&](int p) {
+    const Gpu& gpu = node.gpus[static_cast<std::size_t>(p)];
+    return std::make_tuple(gpu.cc_major, gpu.cc_minor, gpu.sm_count);
+  };
+  int fastest = 0;
+  for (const int p : physical)
+    if (speed(p) > speed(fastest)) fastest = p;
+  std::rotate(physical.begin(), physical.begin() + fastest, physical.begin() + fastest + 1);
   return physical;
 }
 
-std::vector<VisibleDevice> visible_devices(const Node& node,
-                                           const std::optional<std::string>& cuda_visible_devices,
-                                           DeviceOrder order) {
+namespace {
+// A MIG-enabled GPU is never a whole GPU to CUDA (nvitop's model, BEHAVIOUR.md §1): once the
+// list reaches one, only the first MIG instance of the first such GPU that has one is
+// visible, and every GPU not in MIG mode is dropped.
+std::vector<VisibleDevice> apply_mig_mode(const Node& node, const std::vector<VisibleDevice>& devices) {
+  bool reaches_mig = false;
+  for (const auto& device : devices) {
+    const Gpu& gpu = node.gpus[static_cast<std::size_t>(device.physical_index)];
+    if (device.mig_index >= 0) return devices;  // MIG- entries: by_mig already kept one
+    if (!gpu.mig_mode) continue;
+    reaches_mig = true;
+    if (!gpu.mig.empty()) return {{device.physical_index, 0}};
+  }
+  return reaches_mig ? std::vector<VisibleDevice>{} : devices;
+}
+
+// The devices the list names, before MIG mode hides whole GPUs.
+std::vector<VisibleDevice> listed_devices(const Node& node, const std::optional<std::string>& cuda_visible_devices,
+                                          DeviceOrder order) {
   if (!cuda_visible_devices) {
     std::vector<VisibleDevice> all;
     for (const int physical : enumeration_order(node, order)) all.push_back({physical, -1});
@@ -178,6 +215,13 @@ std::vector<VisibleDevice> visible_devices(const Node& node,
   if (starts_with(value, "MIG-")) return by_mig(node, value);
   return by_index(node, value, order);
 }
+}  // namespace
+
+std::vector<VisibleDevice> visible_devices(const Node& node,
+                                           const std::optional<std::string>& cuda_visible_devices,
+                                           DeviceOrder order) {
+  return apply_mig_mode(node, listed_devices(node, cuda_visible_devices, order));
+}
 
 std::uint64_t total_bytes(const Node& node, const VisibleDevice& device) {
   const auto& gpu = node.gpus.at(static_cast<std::size_t>(device.physical_index));
@@ -185,14 +229,35 @@ std::uint64_t total_bytes(const Node& node, const VisibleDevice& device) {
   return gpu.total_bytes;
 }
 
+std::uint64_t capacity_bytes(const Node& node, const VisibleDevice& device) {
+  const auto& gpu = node.gpus.at(static_cast<std::size_t>(device.physical_index));
+  if (device.mig_index >= 0) return gpu.mig.at(static_cast<std::size_t>(device.mig_index)).capacity_bytes;
+  return gpu.capacity_bytes;
+}
+
 }  // namespace gpulab
 
 namespace gpulab {
+namespace {
+std::optional<std::string> explain_mig_mode(const Node& node, const std::vector<VisibleDevice>& listed) {
+  for (const auto& device : listed) {
+    const Gpu& gpu = node.gpus[static_cast<std::size_t>(device.physical_index)];
+    if (device.mig_index >= 0 || !gpu.mig_mode || gpu.mig.empty()) continue;
+    return "GPU " + std::to_string(device.physical_index) + " is in MIG mode: CUDA shows only its first MIG instance (" + gpu.mig.front().uuid +
+           ") and hides every GPU that is not in MIG mode";
+  }
+  for (const auto& device : listed)
+    if (device.mig_index < 0 && node.gpus[static_cast<std::size_t>(device.physical_index)].mig_mode)
+      return std::string("the GPUs listed are in MIG mode without MIG instances: CUDA shows no device");
+  return std::nullopt;
+}
+}  // namespace
 
 // Finds the first entry where CUDA stops honouring the list by growing the list one entry
 // at a time through visible_devices(), so the explanation cannot drift from the rules.
 std::optional<std::string> explain_visibility(const Node& node, const std::optional<std::string>& value,
                                               DeviceOrder order) {
+  if (const auto mig = explain_mig_mode(node, listed_devices(node, value, order))) return mig;
   if (!value) return std::nullopt;
   if (value->empty()) return std::string("CUDA_VISIBLE_DEVICES is empty: CUDA hides every GPU");
   const auto entries = split_commas(*value);

@@ -36,12 +36,13 @@ void set_device(int index) {
   lazy_init();
   TORCH_CHECK(index >= 0, "CUDA error: invalid device ordinal");
 #if GPULAB_TORCH_AT_LEAST(2, 8)
-  // force: cudaSetDevice even when `index` is current already, which creates its context.
+  // torch.cuda.set_device since 2.8 (PR 155900): cudaSetDevice even when `index` is current.
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index), /*force=*/true);
 #else
-  // set_device skips cudaSetDevice when `index` is current: call it as 2.8's force does.
+  // torch.cuda.set_device before 2.8: nothing when `index` is current already, so
+  // set_device(0) on a fresh thread creates no context (issue 155668). The simulator's
+  // profile models the same.
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
-  C10_CUDA_CHECK(cudaSetDevice(index));
 #endif
 }
 

@@ -40,7 +40,12 @@ class SimObserver final : public Observer {
         const bool context = (process.context_mask >> p) & 1u;
         if (used == 0 && !context) continue;
         views[p].used_bytes += used;
-        views[p].processes.push_back({process.pid, process.name, used});
+        ProcessOnGpu row{process.pid, process.name, used};
+        if (const int instance = process.instance_on(static_cast<int>(p)); instance >= 0) {
+          row.gpu_instance = node_.gpus[p].mig[static_cast<std::size_t>(instance)].gpu_instance;
+          row.compute_instance = node_.gpus[p].mig[static_cast<std::size_t>(instance)].compute_instance;
+        }
+        views[p].processes.push_back(std::move(row));
         if (process.pid == self) {
           views[p].this_process_bytes = used;
           views[p].this_process_context = context;

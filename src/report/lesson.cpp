@@ -17,13 +17,25 @@
 
 #include "gpulab/observe.h"
 #include "gpulab/warnings.h"
+#include "gpulab/profile.h"
 
 namespace gpulab {
 namespace {
 
 using Json = nlohmann::json;
 
-const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE"};
+const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "GPULAB_CUDA_RUNTIME"};
+
+// The software profile the lesson runs under; a bad GPULAB_CUDA_RUNTIME is reported here
+// and again, as the lesson's error, when CUDA starts.
+Json profile_json() {
+  try {
+    const Profile profile = active_profile();
+    return {{"torch", profile.torch_version()}, {"cuda_runtime", profile.cuda_runtime}};
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
 
 Json env_snapshot() {
   Json env = Json::object();
@@ -74,6 +86,7 @@ Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<I
   impl_->report = {{"lesson", std::move(id)},
                    {"backend", impl_->observer->backend()},
                    {"node", impl_->observer->node()},
+                   {"profile", profile_json()},
                    {"pid", getpid()},
                    {"env", env_snapshot()},
                    {"facts", Json::object()},
@@ -84,6 +97,15 @@ Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<I
   // are raised on the thread that constructs DataParallel, the lesson's own.
   impl_->previous_listener = set_warning_listener(
       [report = &impl_->report](const std::string& message) { (*report)["warnings"].push_back({{"message", message}}); });
+  if (!json_) {
+    const Json& profile = impl_->report["profile"];
+    std::cout << fmt::format("lesson {} on node {} ({} backend), profile: {}\n", impl_->report["lesson"].get<std::string>(),
+                             impl_->observer->node(), impl_->observer->backend(),
+                             profile.contains("torch") ? fmt::format("PyTorch {} on CUDA {}", profile["torch"].get<std::string>(),
+                                                                     profile["cuda_runtime"].get<int>())
+                                                       : profile["error"].get<std::string>())
+              << std::flush;
+  }
 }
 
 Lesson::~Lesson() { set_warning_listener(std::move(impl_->previous_listener)); }
@@ -163,6 +185,7 @@ void Lesson::fact(const std::string& key, const std::string& value) {
 int Lesson::finish(int exit_code) {
   impl_->report["exit_code"] = exit_code;
   impl_->report["env_at_exit"] = env_snapshot();
+  impl_->report["profile"] = profile_json();  // CUDA's, once it started: it read the variable then
   if (json_) std::cout << impl_->report.dump(2) << std::endl;
   return exit_code;
 }

@@ -28,15 +28,15 @@ const Order kOrders[] = {{"CUDA_DEVICE_ORDER unset", std::nullopt},
                          {"CUDA_DEVICE_ORDER=PCI_BUS_ID", "PCI_BUS_ID"}};
 
 // Physical (nvidia-smi) numbers in CUDA's order under `order`. Node files list GPUs in PCI
-// bus order; FASTEST_FIRST puts higher compute capability first, ties in PCI order
-// (BEHAVIOUR.md §2; derived in lesson_run.cpp).
+// bus order; FASTEST_FIRST puts the fastest GPU first and the rest in PCI order
+// (BEHAVIOUR.md §2; gpulab::enumeration_order, through lesson_run.cpp).
 std::vector<int> cuda_order(const Order& order) {
   return gpulab::test::cuda_order({{"GPULAB_NODE", kNode}, {"CUDA_DEVICE_ORDER", order.value}});
 }
 
 // Why this machine cannot show the lesson, if it cannot. The simulated node has the four
 // GPUs of the node file; real GPUs must include some that CUDA's default order moves from
-// their PCI position: GPUs of different compute capabilities, a faster one later on the bus.
+// their PCI position: a faster GPU (compute capability, SMs) later on the bus than another.
 std::optional<std::string> missing_mixed_gpus() {
   if (simulated(kNodeEnv)) return missing_gpus(static_cast<int>(node(kNode).gpus.size()), kNodeEnv);
   if (auto missing = missing_gpus(2, kNodeEnv)) return missing;
@@ -45,7 +45,7 @@ std::optional<std::string> missing_mixed_gpus() {
   for (int i = 0; i < static_cast<int>(order.size()); ++i) moved += order[static_cast<std::size_t>(i)] != i;
   if (moved > 0) return std::nullopt;
   return "needs 2 GPUs, found 0 that CUDA's default FASTEST_FIRST order numbers differently from nvidia-smi"
-         " (GPUs of different compute capabilities, a faster one later on the PCI bus); CUDA numbers"
+         " (the fastest GPU later on the PCI bus than another); CUDA numbers"
          " this machine's " + std::to_string(order.size()) + " GPUs in PCI order";
 }
 

@@ -123,4 +123,9 @@ TEST_CASE("MIG: a process sees one MIG instance, on its parent GPU, even when tw
                       std::to_string(first.compute_instance),
                   {parent}, "mig-a100");
   }
+  SECTION("a list reaching the MIG-mode GPU by index shows its first instance only and hides the others") {
+    std::string every_gpu;
+    for (std::size_t g = mig_node.gpus.size(); g-- > 0;) every_gpu += std::to_string(g) + (g > 0 ? "," : "");
+    check_visible(every_gpu, {parent}, "mig-a100");
+  }
 }

@@ -99,7 +99,7 @@ TEST_CASE("an untouched 40 GiB tensor on an 80 GiB GPU is counted in full but co
           "[memory][allocator]") {
   const std::uint64_t tensor = 40 * kGiB;
   const gpulab::Gpu gpu = node().gpus[0];
-  REQUIRE(gpu.total_bytes >= gpu.context_bytes + tensor);  // it fits the simulated GPU
+  REQUIRE(gpu.capacity_bytes >= gpu.context_bytes + tensor);  // it fits the simulated GPU
   const std::string state = fresh_state_dir();
   Child holder({bin("memory-hold"), "cuda:0", std::to_string(tensor / kMiB)}, state);
   REQUIRE(holder.read_line() == "ready");

@@ -1,7 +1,9 @@
-// Contexts: which calls give a process a CUDA context on a physical GPU (BEHAVIOUR.md §3).
-// A context appears the first time a process allocates on a device, runs work there or
-// makes it current with set_device; a DeviceGuard switch alone creates none. The current
-// device belongs to each thread and starts at 0.
+// Contexts: which calls give a process a CUDA context on a physical GPU (BEHAVIOUR.md §3),
+// under both CUDA runtimes and the build's PyTorch (docs/reference.md, "Profiles"). A
+// context appears the first time a process allocates on a device or runs work there; on
+// CUDA 12 also when cudaSetDevice selects it — through set_device or entering a device
+// guard — and, before PyTorch 2.1, when a guard's end restores the previous device. The
+// current device belongs to each thread and starts at 0.
 #include <algorithm>
 #include <set>
 
@@ -28,71 +30,106 @@ std::set<int> contexts(const LessonRun& run, const std::string& label) {
   return {gpus.begin(), gpus.end()};
 }
 
+std::set<int> plus(std::set<int> gpus, const std::set<int>& more) {
+  gpus.insert(more.begin(), more.end());
+  return gpus;
+}
+
+Env under(const char* runtime) {
+  Env env = kReversedEnv;
+  env.emplace_back("GPULAB_CUDA_RUNTIME", runtime);
+  return env;
+}
+
 }  // namespace
 
-TEST_CASE("a context appears on first allocation, work or set_device, and never from a DeviceGuard alone",
+TEST_CASE("a context appears on first allocation or work, on CUDA 12 also from set_device and a DeviceGuard, and "
+          "before PyTorch 2.1 from a guard's restore",
           "[memory][contexts]") {
-  const auto run = probe({"contexts"}, kReversedEnv);
-  const auto gpus = node().gpus;
-  REQUIRE(run.fact("device_count") == static_cast<int>(kReversed.size()));
+  for (const char* runtime : {"11", "12"}) {
+    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
+      const auto run = probe({"contexts"}, under(runtime));
+      const gpulab::Profile profile = profile_of(run.report);
+      REQUIRE(profile.cuda_runtime == std::stoi(runtime));
+      INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
+      const bool selecting_creates = profile.set_device_creates_context();
+      const bool restore_creates = selecting_creates && profile.guard_restore_sets_device();
+      const auto gpus = node().gpus;
+      REQUIRE(run.fact("device_count") == static_cast<int>(kReversed.size()));
 
-  {
-    INFO("initialising CUDA (device_count) creates no context");
-    CHECK(run.usage("after device_count").empty());
-  }
+      {
+        INFO("initialising CUDA (device_count) creates no context");
+        CHECK(run.usage("after device_count").empty());
+      }
 
-  {
-    INFO("a DeviceGuard makes cuda:1 current without creating its context");
-    CHECK(run.fact("current_device_in_guard") == 1);
-    CHECK(run.usage("inside a DeviceGuard for cuda:1").empty());
-    CHECK(run.fact("current_device_after_guard") == 0);
-  }
+      {
+        INFO("a DeviceGuard makes cuda:1 current: on CUDA 12 its cudaSetDevice creates the context");
+        CHECK(run.fact("current_device_in_guard") == 1);
+        CHECK(contexts(run, "inside a DeviceGuard for cuda:1") == (selecting_creates ? physical({1}) : physical({})));
+        CHECK(run.fact("current_device_after_guard") == 0);
+      }
 
-  {
-    INFO("set_device(2) creates the context at once (CUDA 12), with no tensor there");
-    CHECK(run.fact("current_device_after_set_device") == 2);
-    CHECK(contexts(run, "after set_device(2)") == physical({2}));
-    const int set_gpu = kReversed[2];
-    CHECK(run.usage("after set_device(2)").at(set_gpu) == gpus[static_cast<std::size_t>(set_gpu)].context_bytes);
-  }
+      // What the guard left: its device, and cuda:0 when its end restored with cudaSetDevice.
+      const std::set<int> after_guard = plus(selecting_creates ? physical({1}) : physical({}),
+                                             restore_creates ? physical({0}) : physical({}));
+      {
+        INFO("set_device(2) creates the context at once on CUDA 12 only, with no tensor there");
+        CHECK(run.fact("current_device_after_set_device") == 2);
+        CHECK(contexts(run, "after set_device(2)") == plus(after_guard, selecting_creates ? physical({2}) : physical({})));
+        const int set_gpu = kReversed[2];
+        if (selecting_creates)
+          CHECK(run.usage("after set_device(2)").at(set_gpu) == gpus[static_cast<std::size_t>(set_gpu)].context_bytes);
+        else
+          CHECK(run.usage("after set_device(2)").count(set_gpu) == 0);
+      }
 
-  {
-    INFO("work on cuda:3 (synchronize) creates its context");
-    CHECK(contexts(run, "after synchronize(3)") == physical({2, 3}));
-  }
+      const std::set<int> after_set_device = plus(after_guard, selecting_creates ? physical({2}) : physical({}));
+      {
+        INFO("work on cuda:3 (synchronize) creates its context");
+        CHECK(contexts(run, "after synchronize(3)") == plus(after_set_device, physical({3})));
+      }
 
-  {
-    INFO("a tensor on cuda:4 creates its context, and the tensor's segment joins it");
-    CHECK(contexts(run, "after a tensor on cuda:4") == physical({2, 3, 4}));
-    const int tensor_gpu = kReversed[4];
-    CHECK(run.physical_of("after a tensor on cuda:4", "small") == tensor_gpu);
-    CHECK(run.usage("after a tensor on cuda:4").at(tensor_gpu) ==
-          gpus[static_cast<std::size_t>(tensor_gpu)].context_bytes + segment_bytes(16 * sizeof(float)));
+      {
+        INFO("a tensor on cuda:4 creates its context, and the tensor's segment joins it");
+        CHECK(contexts(run, "after a tensor on cuda:4") == plus(after_set_device, physical({3, 4})));
+        const int tensor_gpu = kReversed[4];
+        CHECK(run.physical_of("after a tensor on cuda:4", "small") == tensor_gpu);
+        CHECK(run.usage("after a tensor on cuda:4").at(tensor_gpu) ==
+              gpus[static_cast<std::size_t>(tensor_gpu)].context_bytes + segment_bytes(16 * sizeof(float)));
+      }
+    }
   }
 }
 
 TEST_CASE("the current device belongs to each thread and starts at 0, so an unguarded call on a new thread "
           "creates a context on device 0",
           "[memory][contexts]") {
-  const auto run = probe({"threads"}, kReversedEnv);
-  CHECK(contexts(run, "main thread on cuda:1") == physical({1}));
+  for (const char* runtime : {"11", "12"}) {
+    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
+      const auto run = probe({"threads"}, under(runtime));
+      const bool selecting_creates = profile_of(run.report).set_device_creates_context();
+      const std::set<int> main_thread = selecting_creates ? physical({1}) : physical({});
+      CHECK(contexts(run, "main thread on cuda:1") == main_thread);
 
-  {
-    INFO("a new thread starts on device 0 although the main thread chose cuda:1");
-    CHECK(run.fact("new_thread_current_device") == 0);
-    CHECK(run.fact("main_thread_current_device") == 1);
-    CHECK(contexts(run, "after an unguarded synchronize on a new thread") == physical({0, 1}));
-  }
+      {
+        INFO("a new thread starts on device 0 although the main thread chose cuda:1");
+        CHECK(run.fact("new_thread_current_device") == 0);
+        CHECK(run.fact("main_thread_current_device") == 1);
+        CHECK(contexts(run, "after an unguarded synchronize on a new thread") == plus(main_thread, physical({0})));
+      }
 
-  {
-    INFO("a thread's DeviceGuard decides where a tensor without a device index goes");
-    CHECK(run.device_of("after a guarded thread made a tensor", "made") == "cuda:2");
-    CHECK(run.physical_of("after a guarded thread made a tensor", "made") == kReversed[2]);
-    CHECK(contexts(run, "after a guarded thread made a tensor") == physical({0, 1, 2}));
-  }
+      {
+        INFO("a thread's DeviceGuard decides where a tensor without a device index goes");
+        CHECK(run.device_of("after a guarded thread made a tensor", "made") == "cuda:2");
+        CHECK(run.physical_of("after a guarded thread made a tensor", "made") == kReversed[2]);
+        CHECK(contexts(run, "after a guarded thread made a tensor") == plus(main_thread, physical({0, 2})));
+      }
 
-  {
-    INFO("a thread that only switched to cuda:3 left no context there");
-    CHECK(contexts(run, "after a thread only switched to cuda:3") == physical({0, 1, 2}));
+      {
+        INFO("a thread that only switched to cuda:3 left a context there on CUDA 12 only");
+        CHECK(contexts(run, "after a thread only switched to cuda:3") ==
+              plus(main_thread, selecting_creates ? physical({0, 2, 3}) : physical({0, 2})));
+      }
+    }
   }
 }

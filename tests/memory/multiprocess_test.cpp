@@ -104,7 +104,7 @@ TEST_CASE("several processes allocating and freeing on one GPU at the same time 
   }
   std::uint64_t finals = 0;
   for (std::size_t i = 0; i < final_bytes.size(); ++i) finals += gpu.context_bytes + segment_bytes(final_bytes[i]);
-  REQUIRE(finals <= gpu.total_bytes);  // the final tensors all fit together
+  REQUIRE(finals <= gpu.capacity_bytes);  // the final tensors all fit together
 
   for (auto& churner : churners) REQUIRE(churner->read_line() == "ready");
   for (auto& churner : churners) churner->write_line("go");  // all at once
@@ -132,7 +132,7 @@ TEST_CASE("several processes allocating and freeing on one GPU at the same time 
   }
   CHECK(view.pids(0).size() == static_cast<std::size_t>(kProcesses));
   CHECK(view.used(0) == total);
-  CHECK(view.used(0) <= gpu.total_bytes);
+  CHECK(view.used(0) <= gpu.capacity_bytes);
   CHECK(view.used(1) == 0);
 
   for (auto& churner : churners) churner->close_stdin();

@@ -54,7 +54,7 @@ TEST_CASE("gpulab devices under CUDA_VISIBLE_DEVICES=2,3,4,5 lists physical GPUs
     CHECK(device["uuid"] == node().gpus.at(device["physical_index"].get<std::size_t>()).uuid);
 }
 
-TEST_CASE("on the mixed workstation FASTEST_FIRST numbers the newest GPU 0, PCI_BUS_ID follows nvidia-smi",
+TEST_CASE("on the mixed workstation FASTEST_FIRST numbers the fastest GPU 0, PCI_BUS_ID follows nvidia-smi",
           "[sim][environment][cli]") {
   const auto mixed = node("workstation-mixed");
   const auto fastest = fastest_first(mixed);

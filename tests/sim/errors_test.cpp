@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include "gpulab/profile.h"
 #include "sim_support.h"
 
 using namespace gpulab::test;
@@ -31,6 +32,30 @@ TEST_CASE("an ordinal beyond the visible GPUs raises CUDA's invalid device ordin
   REQUIRE(results[1].contains("error"));
   CHECK(starts_with(results[1]["error"], "CUDA error: invalid device ordinal"));
   CHECK(results[2]["physical"] == 3);  // the last visible one works
+}
+
+TEST_CASE("a CUDA error ends with the linked PyTorch's C10_CUDA_CHECK suffix, which CUDA_LAUNCH_BLOCKING=1 drops",
+          "[sim][errors][profile]") {
+  // This test process links the same LibTorch as the probe: its profile is the probe's.
+  const gpulab::Profile profile = gpulab::active_profile();
+  INFO("PyTorch " << profile.torch_version());
+  // c10/cuda/CUDAMiscFunctions.cpp and CUDAException.cpp, by version (docs/reference.md, "Profiles").
+  std::string suffix;
+  std::string dsa;
+  if (profile.torch_major < 2) {
+    suffix = "\nCUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below "
+             "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.";
+  } else {
+    suffix = "\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+             "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1";
+    if (!profile.torch_at_least(2, 1)) suffix += ".";
+    dsa = "\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n";
+  }
+  const std::string error = "CUDA error: invalid device ordinal";
+  const auto results = probe({{"CUDA_VISIBLE_DEVICES", "0"}}, {"ones:cuda:1"});
+  CHECK(results[0]["error"] == error + suffix + dsa);
+  const auto blocking = probe({{"CUDA_VISIBLE_DEVICES", "0"}, {"CUDA_LAUNCH_BLOCKING", "1"}}, {"ones:cuda:1"});
+  CHECK(blocking[0]["error"] == error + dsa);
 }
 
 TEST_CASE("device strings outside LibTorch's grammar are rejected with its message", "[sim][errors]") {

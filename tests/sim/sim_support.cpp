@@ -7,6 +7,8 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
+#include "gpulab/visibility.h"
+
 namespace gpulab::test {
 namespace {
 
@@ -74,15 +76,6 @@ nlohmann::json probe(const Env& env, const std::vector<std::string>& steps, std:
 
 nlohmann::json devices_report(const Env& env) { return parse(run({bin_dir() + "/gpulab", "devices", "--json"}, env)); }
 
-std::vector<int> fastest_first(const Node& node) {
-  std::vector<int> order(node.gpus.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const Gpu& ga = node.gpus[static_cast<std::size_t>(a)];
-    const Gpu& gb = node.gpus[static_cast<std::size_t>(b)];
-    return std::make_pair(ga.cc_major, ga.cc_minor) > std::make_pair(gb.cc_major, gb.cc_minor);
-  });
-  return order;
-}
+std::vector<int> fastest_first(const Node& node) { return enumeration_order(node, DeviceOrder::FastestFirst); }
 
 }  // namespace gpulab::test

@@ -28,8 +28,8 @@ nlohmann::json probe(const Env& env, const std::vector<std::string>& steps, std:
 /// Runs `gpulab devices --json` under `env` and returns its report.
 nlohmann::json devices_report(const Env& env);
 
-/// The physical index of every GPU in `node`, in the order a stable sort by descending
-/// compute capability gives (CUDA's FASTEST_FIRST as observed), or in PCI order.
+/// The physical index of every GPU in `node` in CUDA's FASTEST_FIRST order: the core's
+/// gpulab::enumeration_order, the one definition the simulator uses too.
 std::vector<int> fastest_first(const Node& node);
 
 }  // namespace gpulab::test

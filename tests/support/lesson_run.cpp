@@ -12,6 +12,7 @@
 
 #include "gpu_requirements.h"
 #include "gpulab/report_reader.h"
+#include "gpulab/visibility.h"
 
 namespace gpulab::test {
 
@@ -101,18 +102,7 @@ int physical_gpus(const Env& env) {
 
 std::vector<int> cuda_order(const Env& env) {
   const auto order = setting(env, "CUDA_DEVICE_ORDER");
-  if (simulated(env)) {
-    const auto gpus = node(node_name(env)).gpus;
-    std::vector<int> physical;
-    for (int p = 0; p < static_cast<int>(gpus.size()); ++p) physical.push_back(p);
-    if (order == std::optional<std::string>("PCI_BUS_ID")) return physical;
-    const auto capability = [&](int p) {
-      const auto& gpu = gpus[static_cast<std::size_t>(p)];
-      return gpu.cc_major * 10 + gpu.cc_minor;
-    };
-    std::stable_sort(physical.begin(), physical.end(), [&](int a, int b) { return capability(a) > capability(b); });
-    return physical;
-  }
+  if (simulated(env)) return enumeration_order(node(node_name(env)), parse_device_order(order ? order->c_str() : nullptr));
   static std::map<std::string, std::vector<int>> cache;
   return cached(cache, order.value_or("(unset)"), [&] {
     const auto devices = ask_gpulab("devices", env);

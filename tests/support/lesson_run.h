@@ -86,9 +86,9 @@ int physical_gpus(const Env& env = {});
 
 /// The physical GPU (nvidia-smi's number) behind each CUDA index with every GPU visible, in
 /// the order `env`'s CUDA_DEVICE_ORDER sets: element i is cuda:i, and so also the GPU an
-/// integer entry i of CUDA_VISIBLE_DEVICES names. Simulated node: derived from the node file
-/// (FASTEST_FIRST puts higher compute capability first, ties in PCI order; PCI_BUS_ID is PCI
-/// order). Real GPUs: what `gpulab devices --json` observes. Cached.
+/// integer entry i of CUDA_VISIBLE_DEVICES names. Simulated node: gpulab::enumeration_order on
+/// the node file, the one definition of the order. Real GPUs: what `gpulab devices --json`
+/// observes. Cached.
 std::vector<int> cuda_order(const Env& env = {});
 
 /// Each physical GPU's UUID, in nvidia-smi's order: the node file's on the simulated node,

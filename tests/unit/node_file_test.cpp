@@ -95,6 +95,37 @@ TEST_CASE("a valid node file loads with every field", "[node]") {
   REQUIRE(node.gpus[0].mig.size() == 1);
   CHECK(node.gpus[0].mig[0].gpu_instance == 1);
   CHECK(node.gpus[0].mig[0].total_bytes == 512ull << 20);
+  CHECK(node.gpus[0].mig_mode);
+  CHECK(node.gpus[1].mig.empty());
+  CHECK_FALSE(node.gpus[1].mig_mode);
+  CHECK(node.cuda_order.empty());
+}
+
+TEST_CASE("total capacity is the node file's cudaMemGetInfo figure, or derived a little below nvidia-smi's",
+          "[node]") {
+  TempDir dir;
+  json document = valid_node();
+  document["gpus"][1]["total_capacity_bytes"] = 1000ull << 20;
+  const Node node = load_node_file(dir.write("node.json", document.dump()));
+  CHECK(node.gpus[1].capacity_bytes == 1000ull << 20);
+  for (const std::uint64_t total : {node.gpus[0].total_bytes, node.gpus[0].mig[0].total_bytes}) {
+    const std::uint64_t derived = derived_capacity_bytes(total);
+    INFO("nvidia-smi total " << total << ", derived capacity " << derived);
+    CHECK(derived < total);
+    CHECK(derived >= total / 100 * 98);  // the driver keeps about 1% (0.6–1.7% measured)
+  }
+  CHECK(node.gpus[0].capacity_bytes == derived_capacity_bytes(node.gpus[0].total_bytes));
+  CHECK(node.gpus[0].mig[0].capacity_bytes == derived_capacity_bytes(node.gpus[0].mig[0].total_bytes));
+}
+
+TEST_CASE("a node file may state CUDA's observed FASTEST_FIRST order, and MIG mode without instances", "[node]") {
+  TempDir dir;
+  json document = valid_node();
+  document["cuda_order"] = {1, 0};
+  document["gpus"][1]["mig"] = json::array();
+  const Node node = load_node_file(dir.write("node.json", document.dump()));
+  CHECK(node.cuda_order == std::vector<int>{1, 0});
+  CHECK(node.gpus[1].mig_mode);
   CHECK(node.gpus[1].mig.empty());
 }
 
@@ -168,7 +199,18 @@ TEST_CASE("a broken node file is refused with an error naming the file and the f
        "gpus[1].sm_count: expected an integer"},
       {"no context size", [](json& n) { n["gpus"][1].erase("context_mib"); }, "gpus[1].context_mib: missing"},
       {"a context as large as the GPU", [](json& n) { n["gpus"][1]["context_mib"] = n["gpus"][1]["memory_mib"]; },
-       "gpus[1].context_mib: must be smaller than memory_mib"},
+       "gpus[1].context_mib: must be smaller than the GPU's total capacity"},
+      {"a total capacity above nvidia-smi's total", [](json& n) { n["gpus"][1]["total_capacity_bytes"] = 2048ull << 20; },
+       "gpus[1].total_capacity_bytes: expected an integer from 1 to"},
+      {"a total capacity as text", [](json& n) { n["gpus"][1]["total_capacity_bytes"] = "1 GiB"; },
+       "gpus[1].total_capacity_bytes: expected an integer"},
+      {"a MIG slice too small for a context", [](json& n) { n["gpus"][0]["mig"][0]["memory_mib"] = 100; },
+       "gpus[0].mig[0].memory_mib: must leave room for a context"},
+      {"a cuda_order that is not a list", [](json& n) { n["cuda_order"] = 1; }, "cuda_order: expected each physical GPU"},
+      {"a cuda_order missing a GPU", [](json& n) { n["cuda_order"] = {1}; }, "cuda_order: expected each physical GPU"},
+      {"a cuda_order naming a GPU twice", [](json& n) { n["cuda_order"] = {1, 1}; }, "cuda_order: expected each"},
+      {"a cuda_order naming no GPU", [](json& n) { n["cuda_order"] = {0, 2}; }, "cuda_order: expected each"},
+      {"a cuda_order of text", [](json& n) { n["cuda_order"] = {"0", "1"}; }, "cuda_order: expected each"},
       {"mig as an object", [](json& n) { n["gpus"][0]["mig"] = json::object(); }, "gpus[0].mig: expected an array"},
       {"a MIG entry that is not an object", [](json& n) { n["gpus"][0]["mig"][0] = 1; }, "gpus[0].mig[0]: expected an object"},
       {"a MIG instance with a GPU UUID",

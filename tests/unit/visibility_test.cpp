@@ -2,6 +2,8 @@
 // "Visibility"). Vectors from the CUDA Programming Guide ("CUDA Environment Variables") and
 // PyTorch's test/test_cuda_nvml_based_avail.py (TestVisibleDeviceParses), which encodes the
 // driver's observed parsing.
+#include <tuple>
+
 #include <catch2/catch.hpp>
 
 #include "gpulab/visibility.h"
@@ -174,24 +176,102 @@ TEST_CASE("MIG entries select one MIG instance at most", "[visibility][mig]") {
   SECTION("a repeated MIG instance empties the list") {
     CHECK(visible(gpu.mig[0].uuid + "," + gpu.mig[0].uuid).empty());
   }
-  SECTION("a whole GPU has its full memory") {
-    const auto devices = visible_devices(node, std::nullopt, DeviceOrder::FastestFirst);
-    REQUIRE(devices.size() == node.gpus.size());
-    CHECK(devices[1].mig_index == -1);
-    CHECK(total_bytes(node, devices[1]) == node.gpus[1].total_bytes);
+  SECTION("the legacy MIG-<GPU UUID>/<gi>/<ci> form accepts a unique prefix of the GPU UUID (nvitop)") {
+    const std::string ids = "/" + std::to_string(gpu.mig[1].gpu_instance) + "/" + std::to_string(gpu.mig[1].compute_instance);
+    const auto devices = visible("MIG-" + gpu.uuid.substr(0, 12) + ids);
+    REQUIRE(devices.size() == 1);
+    CHECK(devices[0].mig_index == 1);
+    CHECK(visible("MIG-GPU-" + ids).empty());               // a prefix of every GPU's UUID
+    CHECK(visible("MIG-" + gpu.uuid + "/99/0").empty());     // no such instance
   }
 }
 
-TEST_CASE("FASTEST_FIRST enumerates higher compute capability first, PCI_BUS_ID in nvidia-smi order",
+TEST_CASE("a GPU in MIG mode is never a whole GPU: reaching it shows its first instance only and drops every "
+          "GPU not in MIG mode",
+          "[visibility][mig]") {
+  const Node node = load("mig-a100");
+  REQUIRE(node.gpus[0].mig_mode);
+  REQUIRE_FALSE(node.gpus[1].mig_mode);
+  const auto visible = [&](const std::optional<std::string>& cvd) {
+    return visible_devices(node, cvd, DeviceOrder::PciBusId);
+  };
+  const auto first_instance_of_gpu_0 = [](const std::vector<VisibleDevice>& devices) {
+    return devices.size() == 1 && devices[0].physical_index == 0 && devices[0].mig_index == 0;
+  };
+
+  SECTION("variable unset: one device, the first instance (nvitop PR #8: device_count() is 1)") {
+    CHECK(first_instance_of_gpu_0(visible(std::nullopt)));
+  }
+  SECTION("by index or GPU- UUID, in any position of the list (pytorch PR 92315)") {
+    CHECK(first_instance_of_gpu_0(visible(std::string("0"))));
+    CHECK(first_instance_of_gpu_0(visible(std::string("1,0"))));
+    CHECK(first_instance_of_gpu_0(visible(node.gpus[1].uuid + "," + node.gpus[0].uuid)));
+  }
+  SECTION("a list that never reaches the MIG GPU shows whole GPUs") {
+    const auto devices = visible(std::string("1"));
+    REQUIRE(devices.size() == 1);
+    CHECK(devices[0].physical_index == 1);
+    CHECK(devices[0].mig_index == -1);
+    CHECK(total_bytes(node, devices[0]) == node.gpus[1].total_bytes);
+  }
+  SECTION("an instance has its own memory slice") {
+    const auto devices = visible(std::nullopt);
+    REQUIRE(devices.size() == 1);
+    CHECK(total_bytes(node, devices[0]) == node.gpus[0].mig[0].total_bytes);
+    CHECK(capacity_bytes(node, devices[0]) == node.gpus[0].mig[0].capacity_bytes);
+    CHECK(capacity_bytes(node, devices[0]) < node.gpus[0].mig[0].total_bytes);
+  }
+  SECTION("a GPU in MIG mode without instances is skipped, and still hides the GPUs not in MIG mode") {
+    Node empty_first = node;
+    std::swap(empty_first.gpus[0].mig, empty_first.gpus[1].mig);
+    empty_first.gpus[1].mig_mode = true;  // both in MIG mode, only GPU 1 has instances
+    const auto devices = visible_devices(empty_first, std::nullopt, DeviceOrder::PciBusId);
+    REQUIRE(devices.size() == 1);
+    CHECK(devices[0].physical_index == 1);
+    CHECK(devices[0].mig_index == 0);
+    Node none = node;
+    none.gpus[0].mig.clear();
+    CHECK(visible_devices(none, std::nullopt, DeviceOrder::PciBusId).empty());
+  }
+  SECTION("explain_visibility says why the other GPUs disappeared") {
+    const auto note = explain_visibility(node, std::nullopt, DeviceOrder::PciBusId);
+    REQUIRE(note);
+    CHECK_THAT(*note, Catch::Contains("GPU 0 is in MIG mode") && Catch::Contains(node.gpus[0].mig[0].uuid));
+  }
+}
+
+namespace {
+// A node of `count` GPUs with these compute capabilities and SM counts, in PCI order.
+Node node_of(const std::vector<std::tuple<int, int, int>>& cc_and_sms) {
+  Node node = node_with_uuids({kPytorchUuids.begin(), kPytorchUuids.begin() + static_cast<std::ptrdiff_t>(cc_and_sms.size())});
+  for (std::size_t i = 0; i < cc_and_sms.size(); ++i)
+    std::tie(node.gpus[i].cc_major, node.gpus[i].cc_minor, node.gpus[i].sm_count) = cc_and_sms[i];
+  return node;
+}
+
+// What FASTEST_FIRST is documented to do, written independently of the implementation: the
+// GPU with the highest (compute capability, SM count), the first in PCI order among equals,
+// then every other GPU in PCI order.
+std::vector<int> fastest_then_pci(const Node& node) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < node.gpus.size(); ++i) {
+    const Gpu& a = node.gpus[i];
+    const Gpu& b = node.gpus[best];
+    if (a.cc_major * 100 + a.cc_minor > b.cc_major * 100 + b.cc_minor ||
+        (a.cc_major == b.cc_major && a.cc_minor == b.cc_minor && a.sm_count > b.sm_count))
+      best = i;
+  }
+  std::vector<int> order{static_cast<int>(best)};
+  for (std::size_t i = 0; i < node.gpus.size(); ++i)
+    if (i != best) order.push_back(static_cast<int>(i));
+  return order;
+}
+}  // namespace
+
+TEST_CASE("FASTEST_FIRST puts the fastest GPU first and keeps the rest in PCI order, PCI_BUS_ID is nvidia-smi's order",
           "[visibility][order]") {
   const Node mixed = load("workstation-mixed");
-  // Expected from the node file: sort by compute capability, descending; ties keep PCI order.
-  std::vector<int> fastest{0, 1, 2, 3};
-  std::stable_sort(fastest.begin(), fastest.end(), [&](int a, int b) {
-    const Gpu& ga = mixed.gpus[static_cast<std::size_t>(a)];
-    const Gpu& gb = mixed.gpus[static_cast<std::size_t>(b)];
-    return std::make_pair(ga.cc_major, ga.cc_minor) > std::make_pair(gb.cc_major, gb.cc_minor);
-  });
+  const std::vector<int> fastest = fastest_then_pci(mixed);
   REQUIRE(fastest != std::vector<int>{0, 1, 2, 3});
 
   CHECK(enumeration_order(mixed, DeviceOrder::FastestFirst) == fastest);
@@ -205,23 +285,29 @@ TEST_CASE("FASTEST_FIRST enumerates higher compute capability first, PCI_BUS_ID 
     CHECK(physical(mixed, "3,1", DeviceOrder::FastestFirst) == std::vector<int>{fastest[3], fastest[1]});
     CHECK(physical(mixed, "3,1", DeviceOrder::PciBusId) == std::vector<int>{3, 1});
   }
-  SECTION("ties in compute capability keep PCI bus order") {
-    Node node = node_with_uuids({kPytorchUuids[0], kPytorchUuids[1], kPytorchUuids[2], kPytorchUuids[3]});
-    const int cc_minor[] = {5, 0, 5, 0};
-    const int cc_major[] = {7, 8, 7, 8};
-    for (std::size_t i = 0; i < 4; ++i) {
-      node.gpus[i].cc_major = cc_major[i];
-      node.gpus[i].cc_minor = cc_minor[i];
-    }
-    CHECK(enumeration_order(node, DeviceOrder::FastestFirst) == std::vector<int>{1, 3, 0, 2});
+  SECTION("not a full sort: after the fastest, a slower GPU may precede a faster one") {
+    const Node node = node_of({{7, 5, 40}, {8, 9, 128}, {6, 1, 28}, {8, 6, 82}});
+    CHECK(enumeration_order(node, DeviceOrder::FastestFirst) == std::vector<int>{1, 0, 2, 3});
   }
-  SECTION("a minor version counts only within its major version") {
-    Node node = node_with_uuids({kPytorchUuids[0], kPytorchUuids[1]});
-    node.gpus[0].cc_major = 7;
-    node.gpus[0].cc_minor = 5;
-    node.gpus[1].cc_major = 8;
-    node.gpus[1].cc_minor = 0;
-    CHECK(enumeration_order(node, DeviceOrder::FastestFirst) == std::vector<int>{1, 0});
+  SECTION("ethminer#283: one compute capability, so the SM count picks the 1080 Ti over the 1080") {
+    const Node node = node_of({{6, 1, 20}, {6, 1, 28}, {6, 1, 28}, {6, 1, 28}});
+    CHECK(enumeration_order(node, DeviceOrder::FastestFirst) == std::vector<int>{1, 0, 2, 3});
+    CHECK(enumeration_order(node, DeviceOrder::FastestFirst) == fastest_then_pci(node));
+  }
+  SECTION("compute capability decides before the SM count; identical GPUs keep PCI order") {
+    CHECK(enumeration_order(node_of({{7, 5, 80}, {8, 0, 40}}), DeviceOrder::FastestFirst) == std::vector<int>{1, 0});
+    CHECK(enumeration_order(node_of({{7, 5, 40}, {7, 0, 80}}), DeviceOrder::FastestFirst) == std::vector<int>{0, 1});
+    CHECK(enumeration_order(node_of({{8, 0, 108}, {8, 0, 108}, {8, 0, 108}}), DeviceOrder::FastestFirst) ==
+          std::vector<int>{0, 1, 2});
+  }
+  SECTION("a node file's observed cuda_order wins over the heuristic, for FASTEST_FIRST only") {
+    const Node rig = load("pascal-rig");
+    REQUIRE_FALSE(rig.cuda_order.empty());
+    CHECK(enumeration_order(rig, DeviceOrder::FastestFirst) == rig.cuda_order);
+    CHECK(enumeration_order(rig, DeviceOrder::PciBusId) == std::vector<int>{0, 1, 2, 3});
+    Node stated = node_of({{8, 0, 108}, {8, 0, 108}, {8, 0, 108}});
+    stated.cuda_order = {2, 0, 1};
+    CHECK(physical(stated, "0,1", DeviceOrder::FastestFirst) == std::vector<int>{2, 0});
   }
 }
 

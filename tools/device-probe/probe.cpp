@@ -5,12 +5,22 @@
 //   oom        the error for an allocation larger than cuda:0's GPU
 //   ordinal    the errors for the first CUDA index past the last one
 //   properties what cudaGetDeviceProperties says of cuda:0 (real GPUs only)
+//   profile    the software profile: the linked PyTorch and the CUDA runtime (major)
+// and, each alone in a fresh process, the profile's context rules (docs/reference.md,
+// "Profiles"), each answered with the physical GPUs where this process then has a context;
+// D is the last CUDA index (1 on a two-GPU machine, 0 on one GPU):
+//   rule_guard          only enters c10::DeviceGuard for cuda:D (and stays inside)
+//   rule_guard_exit     enters and leaves it
+//   rule_randn          torch::randn({1}, cuda:D) on the main thread
+//   rule_set_device     gpulab::cuda::set_device(D) (torch.cuda.set_device)
+//   rule_set_device0    set_device(0) on a fresh thread
 // The same source runs on real GPUs (GPULAB_BACKEND=cuda) and on the simulated node, so
 // tools/device-check.sh can compare the simulator's prediction with the hardware.
 #include <cstdint>
 #include <functional>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include <c10/util/Exception.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +28,7 @@
 
 #include "gpulab/cuda.h"
 #include "gpulab/observe.h"
+#include "gpulab/profile.h"
 
 #if defined(GPULAB_BACKEND_CUDA)
 #include <cuda_runtime_api.h>
@@ -100,6 +111,46 @@ Json properties() {
 #endif
 }
 
+Json profile() {
+  const gpulab::Profile p = gpulab::active_profile();
+  return {{"torch", p.torch_version()}, {"cuda_runtime", p.cuda_runtime}};
+}
+
+// The rule's device D and the physical GPUs where this process has a context now.
+Json contexts_now(gpulab::Observer& observer, int device) {
+  Json held = Json::array();
+  for (const auto& g : observer.gpus())
+    if (g.this_process_context) held.push_back(g.physical_index);
+  return {{"device", device}, {"physical_of_device", observer.physical_index(device)}, {"contexts", held}};
+}
+
+Json rule(gpulab::Observer& observer, const std::string& name) {
+  const int d = static_cast<int>(torch::cuda::device_count()) - 1;
+  if (d < 0) return {{"error", "no CUDA device"}};
+  const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(d));
+  if (name == "rule_guard") {
+    const c10::DeviceGuard guard(device);
+    return contexts_now(observer, d);
+  }
+  if (name == "rule_guard_exit") {
+    { const c10::DeviceGuard guard(device); }
+    return contexts_now(observer, d);
+  }
+  if (name == "rule_randn") {
+    const auto tensor = torch::randn({1}, device);
+    return contexts_now(observer, d);
+  }
+  if (name == "rule_set_device") {
+    gpulab::cuda::set_device(d);
+    return contexts_now(observer, d);
+  }
+  if (name == "rule_set_device0") {
+    std::thread([] { gpulab::cuda::set_device(0); }).join();
+    return contexts_now(observer, d);
+  }
+  return {{"error", "unknown step"}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,6 +164,8 @@ int main(int argc, char** argv) {
       else if (step == "oom") out[step] = oom(*observer);
       else if (step == "ordinal") out[step] = ordinal();
       else if (step == "properties") out[step] = properties();
+      else if (step == "profile") out[step] = profile();
+      else if (step.rfind("rule_", 0) == 0) out[step] = rule(*observer, step);
       else out[step] = {{"error", "unknown step"}};
     } catch (const c10::Error& error) {
       out[step] = {{"error", error.what_without_backtrace()}};

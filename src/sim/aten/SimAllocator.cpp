@@ -31,6 +31,9 @@ c10::DataPtr SimCudaAllocator::allocate(size_t nbytes) GPULAB_ALLOCATE_CONST {
   check(d.check_device(index));
   const c10::Device device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
   if (nbytes == 0) return {nullptr, nullptr, nullptr, device};
+  // The context comes first (PyTorch's allocator sets up the device's streams before any
+  // cudaMalloc): a context that does not fit is CUDA's error, not the allocator's text.
+  check(d.ensure_context(index));
   std::string oom;
   void* ptr = d.allocate(index, nbytes, &oom);
   if (ptr == nullptr) TORCH_CHECK_WITH(OutOfMemoryError, false, oom);
@@ -47,12 +50,6 @@ SimCudaAllocator& cuda_allocator() {
   static SimCudaAllocator allocator;
   return allocator;
 }
-
-CurrentDeviceScope::CurrentDeviceScope(int index) : previous_(Driver::current_device()) {
-  check(driver().select_device(index));
-}
-
-CurrentDeviceScope::~CurrentDeviceScope() { (void)Driver::get().select_device(previous_); }
 
 int resolve_index(const c10::Device& device) {
   return device.has_index() ? device.index() : Driver::current_device();

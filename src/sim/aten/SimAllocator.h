@@ -17,18 +17,6 @@ class SimCudaAllocator final : public c10::Allocator {
 
 SimCudaAllocator& cuda_allocator();
 
-/// Makes `index` the current device for the scope, without creating a context.
-class CurrentDeviceScope {
- public:
-  explicit CurrentDeviceScope(int index);
-  ~CurrentDeviceScope();
-  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
-  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
-
- private:
-  int previous_;
-};
-
 /// The CUDA index a tensor or device refers to: its index, or the current device.
 int resolve_index(const c10::Device& device);
 

@@ -7,6 +7,7 @@ namespace {
 int resolve(int index) { return index < 0 ? sim::Driver::current_device() : index; }
 }  // namespace
 
+// torch.cuda.set_device as the profile's PyTorch has it (see Driver::set_device).
 void set_device(int index) { sim::check(sim::driver().set_device(index)); }
 
 int current_device() {

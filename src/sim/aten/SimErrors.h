@@ -7,7 +7,7 @@
 
 namespace gpulab::sim {
 
-/// C10_CUDA_CHECK's message for a failed runtime call (PyTorch 2.x wording).
+/// C10_CUDA_CHECK's message for a failed runtime call, in the profile's PyTorch wording.
 std::string cuda_error_message(Error error);
 
 /// Throws c10::Error("CUDA error: ...") unless `error` is Success.

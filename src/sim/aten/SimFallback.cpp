@@ -5,10 +5,13 @@
 //
 // Unlike at::native::cpu_fallback, it keeps CUDA's device rules: all tensors of an op
 // must be on one device (CPU scalars excepted), else PyTorch's "Expected all tensors to
-// be on the same device" error; and random ops draw from the device's own generator.
+// be on the same device" error; the op runs inside a device guard for that device, as
+// PyTorch's generated CUDA registrations do; and random ops draw from the device's own
+// generator.
 #include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -144,7 +147,9 @@ void host_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::vector<Aliased> aliased;
   for (std::size_t i = first; i < stack->size(); ++i) (*stack)[i] = to_host((*stack)[i], rule, aliased);
   const auto device = rule.device();
+  c10::OptionalDeviceGuard guard;
   if (device) {
+    guard.reset_device(*device);
     check(driver().ensure_context(device->index()));  // work on a device needs its context
     use_device_generator(schema, first, stack, *device);
   }

@@ -1,6 +1,9 @@
 // DeviceGuardImplInterface for DeviceType::CUDA: the per-thread current device that
-// c10::DeviceGuard, the dispatcher and autograd's device threads switch. Switching never
-// creates a context (PyTorch >= 2.1 behaviour, see docs/reference.md "Contexts").
+// c10::DeviceGuard, the op guards of SimKernels/SimFallback and autograd's device threads
+// switch. Like PyTorch's CUDAGuardImpl it calls c10::cuda's device functions — here the
+// driver's, which follow the software profile: entering a guard for another device is a
+// cudaSetDevice (a context on CUDA 12); leaving it restores with cudaSetDevice before
+// PyTorch 2.1 and MaybeSetDevice from 2.1 (docs/reference.md, "Profiles").
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "SimErrors.h"
@@ -16,15 +19,18 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   /// Must check the target: an invalid ordinal raises CUDA's error, as cudaSetDevice would.
   c10::Device exchangeDevice(c10::Device device) const override {
-    const int previous = Driver::current_device();
-    if (device.index() != previous) check(driver().select_device(device.index()));
+    int previous = 0;
+    check(driver().exchange_device(device.index(), &previous));
     return cuda(previous);
   }
-  c10::Device getDevice() const override { return cuda(Driver::current_device()); }
-  void setDevice(c10::Device device) const override { check(driver().select_device(device.index())); }
-  /// Must not throw: used by guard destructors.
+  c10::Device getDevice() const override {
+    driver();  // like cudaGetDevice, initialises CUDA
+    return cuda(Driver::current_device());
+  }
+  void setDevice(c10::Device device) const override { check(driver().guard_set_device(device.index())); }
+  /// Must not throw: used by guard destructors. PyTorch only warns when it fails.
   void uncheckedSetDevice(c10::Device device) const noexcept override {
-    if (Driver::initialized()) (void)Driver::get().select_device(device.index());
+    if (Driver::initialized()) (void)Driver::get().maybe_set_device(device.index());
   }
   c10::Stream getStream(c10::Device device) const noexcept override {
     return c10::Stream(c10::Stream::DEFAULT, device);
@@ -56,8 +62,16 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
 #endif
 #if GPULAB_TORCH_AT_LEAST(2, 6)
-  /// Work on a device needs its context, as torch.cuda.synchronize(device) does.
-  void synchronizeDevice(const c10::DeviceIndex index) const override { check(driver().ensure_context(index)); }
+  /// As CUDAGuardImpl's: SetDevice, cudaDeviceSynchronize (work: it needs the context),
+  /// then MaybeSetDevice back.
+  void synchronizeDevice(const c10::DeviceIndex index) const override {
+    Driver& d = driver();
+    const int previous = Driver::current_device();
+    check(d.guard_set_device(index));
+    const Error error = d.synchronize_current();
+    (void)d.maybe_set_device(previous);
+    check(error);
+  }
 #endif
 };
 

@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/DeviceGuard.h>
 
 #include <mutex>
 
@@ -46,13 +47,17 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
   /// Pinned host memory is plain host memory here.
   c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
   c10::Allocator* getCUDADeviceAllocator() const override { return &cuda_allocator(); }
-  /// An unguarded call: -1 means the current device, which gets a context if it had none.
+  /// As PyTorch's: a device guard for `index`, then cudaDeviceSynchronize on the thread's
+  /// device. -1 means no guard: the current device, which gets a context if it had none.
   void deviceSynchronize(GPULAB_HOOKS_INDEX index) const override {
-    Driver& d = driver();
-    check(index < 0 ? d.synchronize_current() : d.ensure_context(static_cast<int>(index)));
+    driver();
+    c10::OptionalDeviceGuard guard;
+    if (index >= 0) guard.reset_device(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)));
+    check(Driver::get().synchronize_current());
   }
   bool hasCUDART() const override { return true; }
-  long versionCUDART() const override { return 12040; }
+  /// The profile's runtime, as cudaRuntimeGetVersion encodes it (12.0 -> 12000).
+  long versionCUDART() const override { return 1000L * Driver::current_profile().cuda_runtime; }
   std::string showConfig() const override {
     return "gpulab simulated CUDA backend on node '" + driver().node().name + "'\n";
   }
@@ -60,13 +65,18 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
   // AcceleratorHooksInterface's device API; torch::cuda::device_count() asks deviceCount().
   c10::DeviceIndex deviceCount() const override { return static_cast<c10::DeviceIndex>(driver().device_count()); }
   c10::DeviceIndex getCurrentDevice() const override { return static_cast<c10::DeviceIndex>(Driver::current_device()); }
-  void setCurrentDevice(c10::DeviceIndex index) const override { check(driver().select_device(index)); }
+  void setCurrentDevice(c10::DeviceIndex index) const override { check(driver().guard_set_device(index)); }
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex index) const override {
+    int previous = 0;
+    check(driver().exchange_device(index, &previous));
+    return static_cast<c10::DeviceIndex>(previous);
+  }
+  /// c10::cuda::MaybeExchangeDevice: switches like a guard's restore (no context where none is).
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex index) const override {
     const c10::DeviceIndex previous = getCurrentDevice();
-    if (index != previous) setCurrentDevice(index);
+    if (index != previous) check(driver().maybe_set_device(index));
     return previous;
   }
-  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex index) const override { return exchangeDevice(index); }
 #endif
 #if GPULAB_TORCH_AT_LEAST(2, 7)
   bool isBuilt() const override { return true; }

@@ -1,6 +1,10 @@
 // Kernels registered for the CUDA dispatch key: tensor creation on simulated device
 // memory, copies between the host and any device, and the metadata-only view ops that
 // must keep pointing at device memory. Every other op goes through SimFallback.cpp.
+// Like PyTorch's generated CUDA registrations (`device_guard` in native_functions.yaml),
+// each kernel that touches a device first enters a device guard for it, so guard entry
+// and restore — and the contexts they make on some profiles — happen where they would on
+// a real GPU. View ops have no guard, as in PyTorch.
 #include <ATen/EmptyTensor.h>
 #include <ATen/Functions.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -9,6 +13,7 @@
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "HostAlias.h"
@@ -17,6 +22,8 @@
 
 namespace gpulab::sim {
 namespace {
+
+c10::Device cuda(int index) { return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)}; }
 
 // Resolves a factory's target device; errors as CUDA would for no device or a bad ordinal.
 int factory_device(c10::optional<c10::Device> device) {
@@ -32,7 +39,7 @@ at::Tensor empty_memory_format(at::IntArrayRef size, c10::optional<at::ScalarTyp
                                c10::optional<bool> pin_memory, c10::optional<at::MemoryFormat> memory_format) {
   (void)layout;
   (void)pin_memory;
-  CurrentDeviceScope scope(factory_device(device));
+  const c10::DeviceGuard guard(cuda(factory_device(device)));
   return at::detail::empty_generic(size, &cuda_allocator(), c10::DispatchKeySet(c10::DispatchKey::CUDA),
                                    c10::dtype_or_default(dtype), memory_format);
 }
@@ -42,7 +49,7 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
                          c10::optional<bool> pin_memory) {
   (void)layout;
   (void)pin_memory;
-  CurrentDeviceScope scope(factory_device(device));
+  const c10::DeviceGuard guard(cuda(factory_device(device)));
   return at::detail::empty_strided_generic(size, stride, &cuda_allocator(),
                                            c10::DispatchKeySet(c10::DispatchKey::CUDA), c10::dtype_or_default(dtype));
 }
@@ -54,6 +61,8 @@ void touch(const at::Tensor& tensor) {
 
 at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   (void)non_blocking;  // the host copy is complete on return, which non_blocking allows
+  // PyTorch's copy kernel guards the destination's device, or the source's for a copy to the host.
+  const c10::OptionalDeviceGuard guard(self.is_cuda() ? self.device() : src.device());
   touch(self);
   touch(src);
   host_alias(self).copy_(host_alias(src));
@@ -73,7 +82,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
                           c10::optional<at::MemoryFormat> memory_format) {
   // Growing re-allocates through the storage's allocator, which serves the current device.
-  CurrentDeviceScope scope(self.device().index());
+  const c10::DeviceGuard guard(self.device());
   return at::native::resize_(self, size, memory_format);
 }
 
@@ -92,12 +101,13 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
 }
 
 at::Tensor& set_empty(at::Tensor& self) {
-  CurrentDeviceScope scope(self.device().index());
+  const c10::DeviceGuard guard(self.device());
   c10::Storage empty(c10::Storage::use_byte_size_t(), 0, &cuda_allocator(), /*resizable=*/true);
   return set_source_storage_offset(self, std::move(empty), 0, {0}, {});
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
+  const c10::DeviceGuard guard(self.device());
   touch(self);
   return at::_local_scalar_dense(host_alias(self));
 }
@@ -106,6 +116,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 // from the device's generator. The CPU kernel would draw from the CPU generator, since the
 // op takes no generator argument for the fallback to fill in.
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, c10::optional<bool> train) {
+  const c10::DeviceGuard guard(input.device());
   const auto bool_options = input.options().dtype(at::kBool);
   if (train.has_value() && !*train) return {input.clone(), at::ones_like(input, bool_options)};
   if (p == 1) return {at::zeros_like(input), at::zeros_like(input, bool_options)};

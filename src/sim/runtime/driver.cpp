@@ -8,8 +8,15 @@
 
 namespace gpulab::sim {
 namespace {
-thread_local int t_current_device = 0;
+// cudaGetDevice's answer for this thread.
+thread_local int t_cuda_device = 0;
+// PyTorch >= 2.1's targetDeviceIndex: a device a guard restore only recorded, -1 if none.
+thread_local int t_target_device = -1;
 std::atomic<bool> g_initialized{false};
+// The linked LibTorch's version, which the adapters report; 0.0.0 in torch-free tests.
+std::atomic<int> g_torch_major{0};
+std::atomic<int> g_torch_minor{0};
+std::atomic<int> g_torch_patch{0};
 
 std::optional<std::string> read_env(const char* name) {
   const char* value = std::getenv(name);
@@ -37,11 +44,28 @@ Driver& Driver::get() {
 
 bool Driver::initialized() { return g_initialized.load(std::memory_order_acquire); }
 
+void Driver::set_torch_version(int major, int minor, int patch) {
+  g_torch_major = major;
+  g_torch_minor = minor;
+  g_torch_patch = patch;
+}
+
+Profile Driver::current_profile() {
+  if (initialized()) return get().profile();
+  return make_profile(g_torch_major, g_torch_minor, g_torch_patch, std::getenv("GPULAB_CUDA_RUNTIME"));
+}
+
 Driver::Driver()
     : node_(load_selected_node()),
+      profile_(current_profile()),
       cuda_visible_devices_(read_env("CUDA_VISIBLE_DEVICES")),
       order_(parse_device_order(std::getenv("CUDA_DEVICE_ORDER"))) {
   devices_ = visible_devices(node_, cuda_visible_devices_, order_);
+  for (const VisibleDevice& device : devices_) {
+    if (device.mig_index < 0) continue;
+    mig_gpu_ = device.physical_index;
+    mig_instance_ = device.mig_index;
+  }
   state_ = std::make_unique<NodeState>(node_);
   used_bytes_.assign(node_.gpus.size(), 0);
   contexts_ = std::make_unique<std::atomic<bool>[]>(devices_.size());
@@ -57,7 +81,7 @@ Driver::Driver()
   g_initialized.store(true, std::memory_order_release);
 }
 
-std::uint64_t Driver::total_bytes(int index) const { return gpulab::total_bytes(node_, device(index)); }
+std::uint64_t Driver::capacity_bytes(int index) const { return gpulab::capacity_bytes(node_, device(index)); }
 
 Error Driver::check_device(int index) const {
   if (devices_.empty()) return Error::NoDevice;
@@ -65,17 +89,46 @@ Error Driver::check_device(int index) const {
   return Error::Success;
 }
 
-int Driver::current_device() { return t_current_device; }
-
-Error Driver::select_device(int index) {
+Error Driver::cuda_set_device(int index) {
   if (const Error error = check_device(index); error != Error::Success) return error;
-  t_current_device = index;
-  return Error::Success;
+  t_cuda_device = index;
+  return profile_.set_device_creates_context() ? ensure_context(index) : Error::Success;
 }
 
+int Driver::cuda_get_device() { return t_cuda_device; }
+
+int Driver::current_device() { return t_target_device >= 0 ? t_target_device : t_cuda_device; }
+
 Error Driver::set_device(int index) {
-  if (const Error error = select_device(index); error != Error::Success) return error;
-  return ensure_context(index);
+  if (const Error error = check_device(index); error != Error::Success) return error;
+  t_target_device = -1;
+  if (profile_.set_device_zero_on_fresh_thread_is_noop() && index == t_cuda_device) return Error::Success;
+  return cuda_set_device(index);
+}
+
+Error Driver::exchange_device(int index, int* previous) {
+  if (const Error error = check_device(index); error != Error::Success) return error;
+  *previous = current_device();
+  // From 2.1 a recorded target device means the runtime is elsewhere: always switch.
+  const bool recorded = t_target_device >= 0;
+  t_target_device = -1;
+  if (!recorded && index == t_cuda_device) return Error::Success;
+  return cuda_set_device(index);
+}
+
+Error Driver::guard_set_device(int index) {
+  if (profile_.guard_restore_sets_device()) return cuda_set_device(index);
+  if (const Error error = check_device(index); error != Error::Success) return error;
+  t_target_device = -1;
+  return index == t_cuda_device ? Error::Success : cuda_set_device(index);
+}
+
+Error Driver::maybe_set_device(int index) {
+  if (profile_.guard_restore_sets_device()) return cuda_set_device(index);
+  if (const Error error = check_device(index); error != Error::Success) return error;
+  if (has_context(index)) return guard_set_device(index);
+  t_target_device = index;
+  return Error::Success;
 }
 
 bool Driver::has_context(int index) const {
@@ -86,6 +139,8 @@ ProcessUsage Driver::snapshot_locked() const {
   ProcessUsage usage;
   usage.used_bytes = used_bytes_;
   usage.context_mask = context_mask_;
+  usage.mig_gpu = mig_gpu_;
+  usage.mig_instance = mig_instance_;
   return usage;
 }
 
@@ -105,7 +160,7 @@ Error Driver::ensure_context(int index) {
   try {
     // The context takes device memory: on a GPU that other processes filled, creating it
     // fails (CUDA_ERROR_OUT_OF_MEMORY) instead of pushing the node past its capacity.
-    fits = state_->publish_if_fits(snapshot_locked(), physical, total_bytes(index), nullptr);
+    fits = state_->publish_if_fits(snapshot_locked(), physical, capacity_bytes(index), nullptr);
   } catch (...) {
     used -= context;
     context_mask_ &= ~bit;
@@ -120,7 +175,7 @@ Error Driver::ensure_context(int index) {
   return Error::Success;
 }
 
-Error Driver::synchronize_current() { return ensure_context(current_device()); }
+Error Driver::synchronize_current() { return ensure_context(cuda_get_device()); }
 
 void* Driver::segment_malloc(int index, std::size_t bytes) {
   const int physical = physical_index(index);
@@ -129,7 +184,7 @@ void* Driver::segment_malloc(int index, std::size_t bytes) {
   used += bytes;
   bool fits = false;
   try {
-    fits = state_->publish_if_fits(snapshot_locked(), physical, total_bytes(index), nullptr);
+    fits = state_->publish_if_fits(snapshot_locked(), physical, capacity_bytes(index), nullptr);
   } catch (...) {
     used -= bytes;
     throw;
@@ -154,50 +209,66 @@ void Driver::segment_free(int index, void* ptr, std::size_t bytes) {
 }
 
 void* Driver::allocate(int index, std::size_t bytes, std::string* oom_message) {
-  if (const Error error = ensure_context(index); error != Error::Success) {
-    // The implicit context of a first cudaMalloc did not fit: PyTorch sees a failed
-    // cudaMalloc, i.e. its out-of-memory error for the segment it wanted.
-    if (error == Error::MemoryAllocation && oom_message != nullptr)
-      *oom_message = out_of_memory_message(
-          index, CachingAllocator::segment_size(CachingAllocator::round_size(bytes)));
-    return nullptr;
-  }
   std::size_t segment_bytes = 0;
-  void* ptr = allocators_[static_cast<std::size_t>(index)]->allocate(bytes, &segment_bytes);
+  void* ptr = allocators_.at(static_cast<std::size_t>(index))->allocate(bytes, &segment_bytes);
   if (ptr != nullptr || oom_message == nullptr) return ptr;
   *oom_message = out_of_memory_message(index, segment_bytes);
   return nullptr;
 }
 
-// PyTorch's text (c10/cuda/CUDACachingAllocator.cpp, >= 2.1). "GPU N" is the CUDA index;
-// the process list is NVML's view of the physical GPU (reportProcessMemoryInfo): every
-// process with memory or a context there, this one named "Including non-PyTorch memory,
-// this process", the others "Process <pid>". One snapshot of the node gives both the free
-// memory and the list, so they agree.
+// PyTorch's text (c10/cuda/CUDACachingAllocator.cpp) in the profile's form. "GPU N" is the
+// CUDA index. From 2.1 it lists NVML's view of the GPU (reportProcessMemoryInfo): every
+// process with memory or a context there — on a MIG instance, on that instance — this one
+// named "Including non-PyTorch memory, this process", the others "Process <pid>". One
+// snapshot of the node gives both the free memory and the list, so they agree.
 std::string Driver::out_of_memory_message(int index, std::size_t alloc_bytes) {
-  const std::size_t physical = static_cast<std::size_t>(physical_index(index));
-  const std::uint64_t total = total_bytes(index);
+  const int physical = physical_index(index);
+  const int instance = device(index).mig_index;
+  const std::uint64_t total = capacity_bytes(index);
   const int self = static_cast<int>(getpid());
   std::uint64_t used = 0;
   std::string processes;
   for (const ProcessUsage& process : state_->processes()) {
-    const std::uint64_t bytes = process.used_bytes.at(physical);
+    if (process.instance_on(physical) != instance) continue;
+    const std::uint64_t bytes = process.used_bytes.at(static_cast<std::size_t>(physical));
     used += bytes;
     if (bytes == 0 && ((process.context_mask >> physical) & 1u) == 0) continue;
     processes += process.pid == self ? std::string("Including non-PyTorch memory, this process")
                                      : "Process " + std::to_string(process.pid);
     processes += " has " + format_size(bytes) + " memory in use. ";
   }
-  const std::uint64_t free_bytes = used >= total ? 0 : total - used;
+  const std::string free_text = format_size(used >= total ? 0 : total - used);
   const AllocatorStats s = stats(index);
-  return "CUDA out of memory. Tried to allocate " + format_size(alloc_bytes) + ". GPU " + std::to_string(index) +
-         " has a total capacity of " + format_size(total) + " of which " + format_size(free_bytes) + " is free. " +
-         processes + "Of the allocated memory " + format_size(s.allocated_bytes) + " is allocated by PyTorch, and " +
-         format_size(s.reserved_bytes - s.allocated_bytes) +
-         " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
-         "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
-         "documentation for Memory Management  "
-         "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+  const std::string gpu = std::to_string(index);
+  const std::string head = "CUDA out of memory. Tried to allocate " + format_size(alloc_bytes);
+  const std::string tail = "Of the allocated memory " + format_size(s.allocated_bytes) +
+                           " is allocated by PyTorch, and " + format_size(s.reserved_bytes - s.allocated_bytes) +
+                           " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting ";
+  switch (profile_.oom_text_form()) {
+    case OomTextForm::Torch113:
+      return head + " (GPU " + gpu + "; " + format_size(total) + " total capacity; " + format_size(s.allocated_bytes) +
+             " already allocated; " + free_text + " free; " + format_size(s.reserved_bytes) +
+             " reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+             "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+             "PYTORCH_CUDA_ALLOC_CONF";
+    case OomTextForm::Torch21:
+      return head + ". GPU " + gpu + " has a total capacty of " + format_size(total) + " of which " + free_text +
+             " is free. " + processes + tail +
+             "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+             "PYTORCH_CUDA_ALLOC_CONF";
+    case OomTextForm::Torch22:
+      return head + ". GPU " + gpu + " has a total capacity of " + format_size(total) + " of which " + free_text +
+             " is free. " + processes + tail +
+             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
+             "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+    case OomTextForm::Torch211:
+      break;
+  }
+  return head + ". GPU " + gpu + " has a total capacity of " + format_size(total) + " of which " + free_text +
+         " is free. " + processes + tail +
+         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
+         "Memory Management  (https://docs.pytorch.org/docs/stable/notes/"
+         "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
 }
 
 void Driver::release(int index, void* ptr) { allocators_.at(static_cast<std::size_t>(index))->release(ptr); }
@@ -210,8 +281,8 @@ AllocatorStats Driver::stats(int index) const { return allocators_.at(static_cas
 
 Error Driver::mem_get_info(int index, std::uint64_t* free_bytes, std::uint64_t* total) {
   if (const Error error = check_device(index); error != Error::Success) return error;
-  const std::uint64_t capacity = total_bytes(index);
-  const std::uint64_t used = state_->used_bytes(physical_index(index));
+  const std::uint64_t capacity = capacity_bytes(index);
+  const std::uint64_t used = state_->used_bytes(physical_index(index), device(index).mig_index);
   *total = capacity;
   *free_bytes = used >= capacity ? 0 : capacity - used;
   return Error::Success;

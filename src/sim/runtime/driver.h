@@ -1,8 +1,10 @@
 // The simulated CUDA driver: one per process, created at the process's first CUDA use,
-// like cuInit. It reads GPULAB_NODE, CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER exactly
-// once, then owns the visible devices, the per-thread current device, the contexts and
-// one caching allocator per device. Its API mirrors the CUDA runtime (cudaGetDeviceCount,
-// cudaSetDevice, cudaMalloc...) and, like it, reports failures as error codes.
+// like cuInit. It reads GPULAB_NODE, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and
+// GPULAB_CUDA_RUNTIME exactly once, then owns the visible devices, the per-thread current
+// device, the contexts and one caching allocator per device. Its API mirrors the CUDA
+// runtime (cudaSetDevice, cudaMalloc...) and PyTorch's c10::cuda device functions
+// (SetDevice, ExchangeDevice, MaybeSetDevice), whose behaviour the software profile
+// decides; like CUDA, it reports failures as error codes.
 #pragma once
 
 #include <atomic>
@@ -16,6 +18,7 @@
 #include "caching_allocator.h"
 #include "gpulab/node.h"
 #include "gpulab/node_state.h"
+#include "gpulab/profile.h"
 #include "gpulab/visibility.h"
 
 namespace gpulab::sim {
@@ -35,38 +38,64 @@ const char* error_string(Error error);
 class Driver {
  public:
   /// The process's driver, created on first call from the environment at that moment.
-  /// Throws NodeError (or std::runtime_error) when the node or its state is unusable.
+  /// Throws NodeError (or std::runtime_error, std::invalid_argument) when the node, its
+  /// state or GPULAB_CUDA_RUNTIME is unusable.
   static Driver& get();
   /// True once get() has succeeded: CUDA is initialised and the environment is frozen.
   static bool initialized();
+  /// The PyTorch version the simulator stands behind (the linked LibTorch's); set by the
+  /// LibTorch adapters before the driver is created.
+  static void set_torch_version(int major, int minor, int patch);
+  /// The profile a driver created now would have (reads GPULAB_CUDA_RUNTIME); the
+  /// driver's own once it exists.
+  static Profile current_profile();
 
   const Node& node() const { return node_; }
+  const Profile& profile() const { return profile_; }
   const std::optional<std::string>& cuda_visible_devices() const { return cuda_visible_devices_; }
   DeviceOrder device_order() const { return order_; }
   int device_count() const { return static_cast<int>(devices_.size()); }
   const VisibleDevice& device(int index) const { return devices_.at(static_cast<std::size_t>(index)); }
   int physical_index(int index) const { return device(index).physical_index; }
-  std::uint64_t total_bytes(int index) const;
+  /// cudaMemGetInfo's total for the device: what its allocations and contexts fit in.
+  std::uint64_t capacity_bytes(int index) const;
   Error check_device(int index) const;
 
-  /// The calling thread's current device; every thread starts on device 0.
+  // ---- the CUDA runtime ----------------------------------------------------------------
+  /// cudaSetDevice: makes `index` the calling thread's device; on CUDA 12 it also creates
+  /// the device's primary context.
+  Error cuda_set_device(int index);
+  /// cudaGetDevice: the calling thread's device; every thread starts on device 0.
+  static int cuda_get_device();
+
+  // ---- PyTorch's c10::cuda device functions, as the profile's PyTorch has them ----------
+  /// c10::cuda::current_device: the device PyTorch considers current — the one a guard
+  /// restore only recorded (PyTorch >= 2.1), else cudaGetDevice.
   static int current_device();
-  /// Makes `index` current for this thread without touching the device (what a device
-  /// guard does in PyTorch >= 2.1: no context is created).
-  Error select_device(int index);
-  /// cudaSetDevice with CUDA 12 semantics: selects the device and creates its context.
+  /// torch.cuda.set_device. Skips cudaSetDevice when `index` is already the thread's
+  /// device, before PyTorch 2.8.
   Error set_device(int index);
+  /// Entering a device guard (ExchangeDevice): cudaSetDevice(index) unless `index` is
+  /// current. `previous` receives the device to restore.
+  Error exchange_device(int index, int* previous);
+  /// A guard's setDevice (DeviceGuard::set_device, autograd's device threads):
+  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1.
+  Error guard_set_device(int index);
+  /// Leaving a device guard: cudaSetDevice(index) before 2.1; from 2.1 MaybeSetDevice,
+  /// which only records `index` when it has no context (PR 94864).
+  Error maybe_set_device(int index);
+
   /// Creates the device's primary context if it has none (first allocation or work there).
   /// Like cuCtxCreate on a full GPU, fails with MemoryAllocation when the context does not
   /// fit next to what every process on the node already uses there.
   Error ensure_context(int index);
   bool has_context(int index) const;
-  /// cudaDeviceSynchronize on the current device: an unguarded call, so it creates a
-  /// context there if there was none.
+  /// cudaDeviceSynchronize: work on the thread's CUDA device, which needs its context.
   Error synchronize_current();
 
-  /// Allocates through the device's caching allocator (creating the context first). On
-  /// failure returns nullptr and fills `oom_message` with PyTorch's out-of-memory text.
+  /// Allocates through the device's caching allocator. The device must have its context
+  /// (ensure_context). On failure returns nullptr and fills `oom_message` with the
+  /// profile's PyTorch out-of-memory text.
   void* allocate(int index, std::size_t bytes, std::string* oom_message);
   void release(int index, void* ptr);
   void empty_cache();
@@ -84,6 +113,7 @@ class Driver {
   std::string out_of_memory_message(int index, std::size_t alloc_bytes);
 
   Node node_;
+  Profile profile_;
   std::optional<std::string> cuda_visible_devices_;
   DeviceOrder order_ = DeviceOrder::FastestFirst;
   std::vector<VisibleDevice> devices_;
@@ -93,6 +123,8 @@ class Driver {
   mutable std::mutex usage_mutex_;
   std::vector<std::uint64_t> used_bytes_;  // this process, per physical GPU
   std::uint64_t context_mask_ = 0;
+  int mig_gpu_ = -1;       // the visible MIG instance, if any: its usage is in its slice
+  int mig_instance_ = -1;
 };
 
 }  // namespace gpulab::sim

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   const std::int64_t final_bytes = std::stoll(argv[5]);
   const auto options = torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA, index);
 
-  gpulab::cuda::set_device(index);  // the context, before anyone starts
+  gpulab::cuda::set_device(index);
+  torch::cuda::synchronize(index);  // work: the context, on every runtime, before anyone starts
   auto observer = gpulab::make_observer();
   const int physical = observer->physical_index(index);
   auto own_row_minus_reserved = [&] {

@@ -17,20 +17,45 @@ std::string pytorch_size(std::uint64_t bytes) {
   return out.str();
 }
 
-std::string oom_message(std::uint64_t tried, int cuda_index, std::uint64_t total, std::uint64_t free,
-                        const std::vector<ProcessInUse>& processes, std::uint64_t allocated, std::uint64_t reserved) {
-  std::string text = "CUDA out of memory. Tried to allocate " + pytorch_size(tried) + ". GPU " +
-                     std::to_string(cuda_index) + " has a total capacity of " + pytorch_size(total) + " of which " +
-                     pytorch_size(free) + " is free. ";
+std::string oom_message(const Profile& profile, std::uint64_t tried, int cuda_index, std::uint64_t total,
+                        std::uint64_t free, const std::vector<ProcessInUse>& processes, std::uint64_t allocated,
+                        std::uint64_t reserved) {
+  const std::string head = "CUDA out of memory. Tried to allocate " + pytorch_size(tried);
+  const std::string gpu = std::to_string(cuda_index);
+  if (!profile.torch_at_least(2, 1))  // c10/cuda/CUDACachingAllocator.cpp, 1.13 and 2.0
+    return head + " (GPU " + gpu + "; " + pytorch_size(total) + " total capacity; " + pytorch_size(allocated) +
+           " already allocated; " + pytorch_size(free) + " free; " + pytorch_size(reserved) +
+           " reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb "
+           "to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF";
+  // From 2.1 (PR 99699): NVML's processes, and "capacty" (sic) in 2.1 itself.
+  std::string text = head + ". GPU " + gpu + (profile.torch_at_least(2, 2) ? " has a total capacity of " : " has a total capacty of ") +
+                     pytorch_size(total) + " of which " + pytorch_size(free) + " is free. ";
   for (const auto& process : processes)
     text += (process.pid == 0 ? std::string("Including non-PyTorch memory, this process")
                               : "Process " + std::to_string(process.pid)) +
             " has " + pytorch_size(process.bytes) + " memory in use. ";
-  return text + "Of the allocated memory " + pytorch_size(allocated) + " is allocated by PyTorch, and " +
-         pytorch_size(reserved - allocated) +
-         " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
-         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
-         "Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+  text += "Of the allocated memory " + pytorch_size(allocated) + " is allocated by PyTorch, and " +
+          pytorch_size(reserved - allocated) + " is reserved by PyTorch but unallocated. If reserved but unallocated "
+          "memory is large try setting ";
+  if (!profile.torch_at_least(2, 2))
+    return text + "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+                  "PYTORCH_CUDA_ALLOC_CONF";
+  text += "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+          "Management  (";
+  if (!profile.torch_at_least(2, 11)) return text + "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+  return text + "https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+}
+
+Profile profile_of(const nlohmann::json& report) {
+  INFO("report: " << report.dump());
+  REQUIRE(report.contains("profile"));
+  const auto& profile = report.at("profile");
+  REQUIRE(profile.contains("torch"));
+  const auto parsed = parse_torch_version(profile.at("torch").get<std::string>());
+  REQUIRE(parsed);
+  Profile result = *parsed;
+  result.cuda_runtime = profile.at("cuda_runtime").get<int>();
+  return result;
 }
 
 std::string bin(const std::string& name) { return bin_dir() + "/" + name; }

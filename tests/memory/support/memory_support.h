@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/profile.h"
 #include "lesson_run.h"
 
 namespace gpulab::test {
@@ -47,9 +48,15 @@ struct ProcessInUse {
   int pid = 0;  ///< 0: the process that failed ("Including non-PyTorch memory, this process")
   std::uint64_t bytes = 0;
 };
-/// PyTorch's out-of-memory message (>= 2.1), BEHAVIOUR.md §4.
-std::string oom_message(std::uint64_t tried, int cuda_index, std::uint64_t total, std::uint64_t free,
-                        const std::vector<ProcessInUse>& processes, std::uint64_t allocated, std::uint64_t reserved);
+/// PyTorch's out-of-memory message in the profile's form (1.13/2.0, 2.1, 2.2–2.10, 2.11 on),
+/// BEHAVIOUR.md §4. `total` is the total capacity (cudaMemGetInfo's); 1.13's form lists no
+/// processes.
+std::string oom_message(const Profile& profile, std::uint64_t tried, int cuda_index, std::uint64_t total,
+                        std::uint64_t free, const std::vector<ProcessInUse>& processes, std::uint64_t allocated,
+                        std::uint64_t reserved);
+
+/// The software profile a report or `gpulab smi --json` states (its "profile" object).
+Profile profile_of(const nlohmann::json& report);
 
 /// bin/<name>.
 std::string bin(const std::string& name);
@@ -69,6 +76,8 @@ struct Smi {
   std::uint64_t used(int physical) const;
   /// Physical GPUs where `pid` is listed.
   std::vector<int> gpus_of(int pid) const;
+  /// The software profile smi reports.
+  Profile profile() const { return profile_of(report); }
 };
 Smi smi(const std::string& state_dir, const Env& env = {});
 
