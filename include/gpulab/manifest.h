@@ -14,7 +14,7 @@ struct LessonEntry {
   std::string id;                  ///< "04"
   std::string slug;                ///< "cuda-1-is-gpu-3"
   std::string title;
-  std::vector<std::string> claims; ///< ARTICLE-CLAIMS.md ids, e.g. "A2.6"
+  std::vector<std::string> claims; ///< docs/article-claims.md ids, e.g. "A2.6"
   /// The default scenario: environment variables to set (unless the user set them).
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> args;   ///< default scenario arguments

@@ -1,5 +1,5 @@
 // The software profile: which PyTorch runs on which CUDA runtime. Contexts, device guards
-// and messages differ between the two (BEHAVIOUR.md §3–4, docs/reference.md "Profiles"),
+// and messages differ between the two (docs/reference.md "Contexts and memory", "Profiles"),
 // so the simulated node models one explicit pair and every version-dependent rule asks it.
 #pragma once
 

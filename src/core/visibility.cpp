@@ -187,7 +187,7 @@ std::vector<int> enumeration_order(const Node& node, DeviceOrder order) {
 }
 
 namespace {
-// A MIG-enabled GPU is never a whole GPU to CUDA (nvitop's model, BEHAVIOUR.md §1): once the
+// A MIG-enabled GPU is never a whole GPU to CUDA (nvitop's model, docs/reference.md "Visibility"): once the
 // list reaches one, only the first MIG instance of the first such GPU that has one is
 // visible, and every GPU not in MIG mode is dropped.
 std::vector<VisibleDevice> apply_mig_mode(const Node& node, const std::vector<VisibleDevice>& devices) {

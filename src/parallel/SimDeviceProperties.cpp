@@ -18,7 +18,7 @@ DeviceProperties get_device_properties(int index) {
   const Gpu& gpu = driver.node().gpus.at(static_cast<std::size_t>(device.physical_index));
   const int sm_count =
       device.mig_index >= 0 ? gpu.mig.at(static_cast<std::size_t>(device.mig_index)).sm_count : gpu.sm_count;
-  return {gpu.name, driver.total_bytes(index), sm_count, gpu.cc_major, gpu.cc_minor};
+  return {gpu.name, driver.capacity_bytes(index), sm_count, gpu.cc_major, gpu.cc_minor};
 }
 
 }  // namespace gpulab::cuda

@@ -29,7 +29,7 @@ const Order kOrders[] = {{"CUDA_DEVICE_ORDER unset", std::nullopt},
 
 // Physical (nvidia-smi) numbers in CUDA's order under `order`. Node files list GPUs in PCI
 // bus order; FASTEST_FIRST puts the fastest GPU first and the rest in PCI order
-// (BEHAVIOUR.md §2; gpulab::enumeration_order, through lesson_run.cpp).
+// (docs/reference.md "Order"; gpulab::enumeration_order, through lesson_run.cpp).
 std::vector<int> cuda_order(const Order& order) {
   return gpulab::test::cuda_order({{"GPULAB_NODE", kNode}, {"CUDA_DEVICE_ORDER", order.value}});
 }

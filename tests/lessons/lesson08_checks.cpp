@@ -1,5 +1,5 @@
 // Lesson 08: CUDA_VISIBLE_DEVICES edge cases — what each list makes visible, and where a
-// tensor put on every visible device lands (claim A1.2; rules in BEHAVIOUR.md §1).
+// tensor put on every visible device lands (claim A1.2; rules in docs/reference.md "Visibility").
 // Lists are built from the node files (UUIDs, GPU count), not pasted; on real GPUs from
 // NVML's inventory and CUDA's order.
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The memory model: what a process uses on a physical GPU is its context plus what
 // PyTorch's caching allocator has reserved there (what nvidia-smi shows); memory_allocated
-// counts only live tensors; freed blocks stay reserved until empty_cache (BEHAVIOUR.md §3).
+// counts only live tensors; freed blocks stay reserved until empty_cache (docs/reference.md "Contexts and memory").
 #include <fstream>
 #include <sstream>
 

@@ -1,4 +1,4 @@
-// Contexts: which calls give a process a CUDA context on a physical GPU (BEHAVIOUR.md §3),
+// Contexts: which calls give a process a CUDA context on a physical GPU (docs/reference.md "Contexts and memory"),
 // under both CUDA runtimes and the build's PyTorch (docs/reference.md, "Profiles"). A
 // context appears the first time a process allocates on a device or runs work there; on
 // CUDA 12 also when cudaSetDevice selects it — through set_device or entering a device

@@ -1,5 +1,5 @@
 // Out of memory: an allocation that does not fit in what every process on the physical GPU
-// leaves free raises c10::OutOfMemoryError with the linked PyTorch's text (BEHAVIOUR.md §4,
+// leaves free raises c10::OutOfMemoryError with the linked PyTorch's text (docs/reference.md "Messages gpulab reproduces verbatim",
 // one of three forms), which names the CUDA index — not the physical GPU — and from 2.1
 // lists the processes on the GPU. "Total capacity" is cudaMemGetInfo's figure.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// The software profile decides which calls create contexts (BEHAVIOUR.md §3): plain LibTorch
+// The software profile decides which calls create contexts (docs/reference.md "Contexts and memory"): plain LibTorch
 // programs (programs/context_hold.cpp) observed from outside with `gpulab smi --json`, under
 // both CUDA runtimes (GPULAB_CUDA_RUNTIME) and the linked PyTorch — Debian's 1.13 here, 2.x
 // in the LibTorch 2.x CI stage. Expectations come from the profile smi reports, through the

@@ -1,5 +1,5 @@
 // The software profile: which runtime a PyTorch release shipped with, GPULAB_CUDA_RUNTIME,
-// and the version-dependent rules (BEHAVIOUR.md §3–4, docs/reference.md "Profiles").
+// and the version-dependent rules (docs/reference.md "Contexts and memory", "Profiles").
 #include <stdexcept>
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,4 @@
-// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER rules (BEHAVIOUR.md §1-2, docs/reference.md
-// "Visibility"). Vectors from the CUDA Programming Guide ("CUDA Environment Variables") and
+// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER rules (docs/reference.md "Visibility", "Order"). Vectors from the CUDA Programming Guide ("CUDA Environment Variables") and
 // PyTorch's test/test_cuda_nvml_based_avail.py (TestVisibleDeviceParses), which encodes the
 // driver's observed parsing.
 #include <tuple>

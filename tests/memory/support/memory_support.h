@@ -49,7 +49,7 @@ struct ProcessInUse {
   std::uint64_t bytes = 0;
 };
 /// PyTorch's out-of-memory message in the profile's form (1.13/2.0, 2.1, 2.2–2.10, 2.11 on),
-/// BEHAVIOUR.md §4. `total` is the total capacity (cudaMemGetInfo's); 1.13's form lists no
+/// docs/reference.md "Messages gpulab reproduces verbatim". `total` is the total capacity (cudaMemGetInfo's); 1.13's form lists no
 /// processes.
 std::string oom_message(const Profile& profile, std::uint64_t tried, int cuda_index, std::uint64_t total,
                         std::uint64_t free, const std::vector<ProcessInUse>& processes, std::uint64_t allocated,
