@@ -13,7 +13,7 @@
 
 namespace {
 void hold() {
-  std::cout << "devices " << torch::cuda::device_count() << "\nready" << std::endl;
+  std::cout << "devices " << static_cast<int>(torch::cuda::device_count()) << "\nready" << std::endl;
   for (std::string line; std::getline(std::cin, line);) {
   }
 }
