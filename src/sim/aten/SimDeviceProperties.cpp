@@ -1,7 +1,5 @@
 // gpulab::cuda::get_device_properties on the simulated node: the node file's figures for
 // the visible device (a MIG instance has its own memory and SMs).
-// (It sits beside the DataParallel code that needs it; it belongs with src/sim/aten's
-// SimCudaApi.cpp.)
 #include <c10/util/Exception.h>
 
 #include "SimErrors.h"
