@@ -14,7 +14,11 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 
+#include <memory>
 #include <mutex>
+#include <utility>
+
+#include <c10/util/intrusive_ptr.h>
 
 #include "gpulab/data_parallel.h"
 
@@ -43,6 +47,22 @@ struct ReduceAddToSource final : public torch::autograd::Node {
   c10::Device destination_;
 };
 
+/// Makes an autograd node the way the linked LibTorch holds them: std::shared_ptr up to
+/// the 2.x releases that moved the graph to c10::intrusive_ptr (Edge::function says which).
+template <typename Pointer>
+struct NodeMaker;
+template <typename Base>
+struct NodeMaker<std::shared_ptr<Base>> {
+  template <typename T, typename... Args>
+  static std::shared_ptr<T> make(Args&&... args) { return std::make_shared<T>(std::forward<Args>(args)...); }
+};
+template <typename Base>
+struct NodeMaker<c10::intrusive_ptr<Base>> {
+  template <typename T, typename... Args>
+  static c10::intrusive_ptr<T> make(Args&&... args) { return c10::make_intrusive<T>(std::forward<Args>(args)...); }
+};
+using NodePointer = decltype(torch::autograd::Edge::function);
+
 /// Gives each copy's tensor `name` a gradient edge into `original` (or none, when the
 /// original does not require a gradient).
 void link(const at::Tensor& original, std::vector<at::Tensor> copies) {
@@ -51,7 +71,7 @@ void link(const at::Tensor& original, std::vector<at::Tensor> copies) {
       if (copy.is_leaf()) copy.requires_grad_(false);
     return;
   }
-  auto node = std::make_shared<ReduceAddToSource>(original.device());
+  const auto node = NodeMaker<NodePointer>::make<ReduceAddToSource>(original.device());
   node->set_next_edges(torch::autograd::collect_next_edges(original));
   for (at::Tensor& copy : copies) torch::autograd::set_history(copy, node);
 }
