@@ -30,7 +30,8 @@ constexpr std::uint64_t kMiB = 1024 * 1024;
 // 256 process slots.
 struct SlotBytes {
   std::int32_t pid;
-  std::uint32_t unused;
+  std::int16_t mig_gpu;       // -1 -1: not on a MIG instance
+  std::int16_t mig_instance;
   std::uint64_t start_time;
   char name[48];
   std::uint64_t context_mask;
@@ -43,6 +44,8 @@ constexpr int kSlotCount = 256;
 SlotBytes record(int pid, std::uint64_t start_time, std::uint64_t used_gpu0 = 0) {
   SlotBytes slot{};
   slot.pid = pid;
+  slot.mig_gpu = -1;
+  slot.mig_instance = -1;
   slot.start_time = start_time;
   std::snprintf(slot.name, sizeof slot.name, "crafted");
   slot.used[0] = used_gpu0;
