@@ -23,10 +23,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& mig : gpu.mig)
       if (mig.total_bytes > gpu.total_bytes) std::abort();
   }
-  // A node that loads can be used: every device of every order is a GPU of the node.
+  // A node that loads can be used: every device of every order is a GPU of the node (or one
+  // of its MIG instances), with memory its allocations fit in.
   for (const auto order : {gpulab::DeviceOrder::FastestFirst, gpulab::DeviceOrder::PciBusId})
-    for (const auto& device : gpulab::visible_devices(node, std::nullopt, order))
-      if (gpulab::total_bytes(node, device) != node.gpus.at(static_cast<std::size_t>(device.physical_index)).total_bytes)
-        std::abort();
+    for (const auto& device : gpulab::visible_devices(node, std::nullopt, order)) {
+      const auto& gpu = node.gpus.at(static_cast<std::size_t>(device.physical_index));
+      if (device.mig_index < -1 || device.mig_index >= static_cast<int>(gpu.mig.size())) std::abort();
+      const auto slice = device.mig_index < 0 ? gpu.total_bytes : gpu.mig[static_cast<std::size_t>(device.mig_index)].total_bytes;
+      if (gpulab::total_bytes(node, device) != slice) std::abort();
+      const auto capacity = gpulab::capacity_bytes(node, device);
+      if (capacity == 0 || capacity > slice) std::abort();
+    }
   return 0;
 }
