@@ -2,9 +2,9 @@
 //
 // The article's setup: the model on cuda:2, DataParallel with device_ids {2, 3} — and yet
 // nvidia-smi shows the process on GPU 0 too. DataParallel itself keeps off GPU 0; one
-// ordinary call of the training loop does not: torch::cuda::synchronize() with no index
-// waits on the *current device*, which on the main thread is still 0. Keep this process
-// off every GPU that device_ids does not name.
+// ordinary line of the training loop does not: the batch is moved "to the GPU" with an
+// index-less torch::kCUDA, which means the *current device*, and on the main thread that
+// is still 0. Keep this process off every GPU that device_ids does not name.
 #include <chrono>
 
 #include <torch/torch.h>
@@ -32,8 +32,11 @@ int main(int argc, char** argv) {
 
     for (int step = 0; step < kSteps; ++step) {
       const auto start = std::chrono::steady_clock::now();
+      // The batch goes "to the GPU", as the LibTorch examples move their data; DataParallel
+      // scatters it from there to device_ids.
+      const auto batch = torch::randn({/*batch=*/64, 1024}).to(torch::kCUDA);
       optimizer.zero_grad();
-      const auto output = parallel.forward(torch::randn({/*batch=*/64, 1024}));
+      const auto output = parallel.forward(batch);
       output.pow(2).mean().backward();
       optimizer.step();
       torch::cuda::synchronize();  // wait for the GPU before reading the clock

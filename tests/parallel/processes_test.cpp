@@ -52,27 +52,42 @@ TEST_CASE("a plain program using data_parallel under CUDA_VISIBLE_DEVICES=2,3,4,
   CHECK(program.wait().exit_code == 0);
 }
 
-TEST_CASE("the article's setup plus one unguarded synchronize() puts a bare context on GPU 0; set_device first does not",
+TEST_CASE("the article's setup plus an index-less torch::kCUDA puts a context on GPU 0 under every profile, an "
+          "index-less synchronize() only before PyTorch 2.1, and set_device first keeps GPU 0 clean",
           "[parallel][processes]") {
   const int gpu0 = cuda_order().at(0);
   const std::set<int> used{cuda_order().at(2), cuda_order().at(3)};
+  std::set<int> with_gpu0 = used;
+  with_gpu0.insert(gpu0);
   const auto contexts = [](const LessonRun& run, const std::string& label) {
     const auto list = run.contexts(label);
     return std::set<int>(list.begin(), list.end());
   };
+  const auto context_bytes = node().gpus[static_cast<std::size_t>(gpu0)].context_bytes;
 
   const auto stray = dp_probe({"article"});
+  const gpulab::Profile profile = profile_of(stray.report);
+  INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
   CHECK(contexts(stray, "after the step") == used);
-  std::set<int> with_gpu0 = used;
-  with_gpu0.insert(gpu0);
-  CHECK(contexts(stray, "after synchronize") == with_gpu0);
-  // A context and nothing else: no tensor of the model is there.
-  CHECK(stray.usage("after synchronize").at(gpu0) == node().gpus[static_cast<std::size_t>(gpu0)].context_bytes);
-  for (const auto& tensor : stray.observation("after synchronize").at("tensors"))
+  // synchronize() waits on the runtime's current device. Before 2.1 every guard was left
+  // with cudaSetDevice(0), so that is GPU 0; from 2.1 MaybeSetDevice(0) leaves the runtime
+  // on the last device a guard entered (PR 94864).
+  if (profile.guard_restore_sets_device()) {
+    CHECK(contexts(stray, "after synchronize") == with_gpu0);
+    CHECK(stray.usage("after synchronize").at(gpu0) == context_bytes);  // a context, no data
+  } else {
+    CHECK(contexts(stray, "after synchronize") == used);
+  }
+  // torch::kCUDA means PyTorch's current device, 0 on this thread: a context and the
+  // labels' 2 MiB segment on GPU 0, and still no tensor of the model there.
+  CHECK(contexts(stray, "after index-less labels") == with_gpu0);
+  CHECK(stray.usage("after index-less labels").at(gpu0) == context_bytes + segment_bytes(64 * sizeof(std::int64_t)));
+  for (const auto& tensor : stray.observation("after index-less labels").at("tensors"))
     CHECK(tensor.at("physical_index") == cuda_order().at(2));
 
   const auto fixed = dp_probe({"article", "--set-device"});
   CHECK(contexts(fixed, "after synchronize") == used);
+  CHECK(contexts(fixed, "after index-less labels") == used);
 }
 
 TEST_CASE("on workstation-mixed DataParallel warns about the GPU with the least memory, then about cores",

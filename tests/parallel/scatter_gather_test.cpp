@@ -38,7 +38,7 @@ TEST_CASE("scatter uses chunk(): 9 rows on 8 GPUs are 5 chunks of ceil(9/8) = 2 
   }
 }
 
-TEST_CASE("vectors and tuples are scattered element by element and zipped to the shortest; other objects are shared",
+TEST_CASE("vectors and tuples are scattered element by element and zipped to the shortest, other objects are shared",
           "[parallel][scatter]") {
   const std::vector<int> devices{1, 2, 3};
   const std::vector<torch::Tensor> pair{torch::ones({6, 2}), torch::ones({2, 2})};  // 3 chunks and 2 chunks

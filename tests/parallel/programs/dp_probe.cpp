@@ -2,8 +2,9 @@
 // read once per process). Prints a lesson report (--json); one scenario per run:
 //   balance IDS            constructs DataParallel over IDS (e.g. 0,1,2,3; "all": defaults)
 //   article [--set-device] the article's setup: module on cuda:2, device_ids {2,3}, one
-//                          training step, then torch::cuda::synchronize() with no index —
-//                          an unguarded call on the main thread; --set-device calls
+//                          training step, then two unguarded calls on the main thread:
+//                          torch::cuda::synchronize() with no index, and labels moved
+//                          with an index-less torch::kCUDA; --set-device calls
 //                          set_device(device_ids[0]) first
 #include <torch/torch.h>
 
@@ -40,8 +41,10 @@ void article(gpulab::Lesson& lesson, bool set_device_first) {
   const auto output = parallel.forward(torch::randn({64, 512}));
   output.pow(2).mean().backward();
   lesson.observe("after the step", gpulab::tensors_of(*model));
-  torch::cuda::synchronize();  // the step's timing: the current device, 0 unless selected
+  torch::cuda::synchronize();  // the step's timing: the runtime's current device
   lesson.observe("after synchronize", gpulab::tensors_of(*model));
+  const auto labels = torch::zeros({64}, torch::kLong).to(torch::kCUDA);  // PyTorch's current device
+  lesson.observe("after index-less labels", gpulab::tensors_of(*model));
 }
 
 }  // namespace
