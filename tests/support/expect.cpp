@@ -1,5 +1,7 @@
 #include "expect.h"
 
+#include <cstdio>
+
 namespace gpulab::test {
 
 std::string placement(int physical) {
@@ -12,6 +14,40 @@ void expect_that(bool ok, const std::string& expected, const std::string& observ
     return;
   }
   FAIL_CHECK("expected: " << expected << " — observed: " << observed);
+}
+
+std::string gpus(const std::set<int>& physical) {
+  if (physical.empty()) return "no GPU";
+  std::string list;
+  std::size_t i = 0;
+  for (int gpu : physical) {
+    list += (i == 0 ? "" : i + 1 == physical.size() ? " and " : ", ") + std::to_string(gpu);
+    ++i;
+  }
+  return (physical.size() == 1 ? "physical GPU " : "physical GPUs ") + list;
+}
+
+std::string mib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+void expect_contexts(const LessonRun& run, const std::string& label, const std::set<int>& expected) {
+  const auto list = run.contexts(label);
+  const std::set<int> observed(list.begin(), list.end());
+  expect_that(observed == expected, "CUDA contexts on " + gpus(expected) + " (" + label + ")", "on " + gpus(observed));
+}
+
+void expect_memory_on(const LessonRun& run, const std::string& label, const std::set<int>& expected) {
+  std::set<int> observed;
+  for (const auto& [gpu, bytes] : run.usage(label))
+    if (bytes > 0) observed.insert(gpu);
+  expect_that(observed == expected, "memory on " + gpus(expected) + " (" + label + ")", "on " + gpus(observed));
+}
+
+void expect_at_least(const std::string& what, std::uint64_t observed, std::uint64_t minimum) {
+  expect_that(observed >= minimum, what + " at least " + mib(minimum), mib(observed));
 }
 
 void expect_on_gpu(const LessonRun& run, const std::string& label, const std::string& tensor, int physical) {

@@ -2,6 +2,8 @@
 // message reads: "expected: weight on physical GPU 3 — observed: on cpu".
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -20,6 +22,25 @@ void expect_that(bool ok, const std::string& expected, const std::string& observ
 /// A named tensor's physical GPU at an observation, e.g. expect_on_gpu(run, "after forward",
 /// "weight", 3) → "expected: weight on physical GPU 3 — observed: weight on cpu".
 void expect_on_gpu(const LessonRun& run, const std::string& label, const std::string& tensor, int physical);
+
+/// "physical GPU 3", "physical GPUs 2 and 3", "physical GPUs 0, 2 and 3", or "no GPU".
+std::string gpus(const std::set<int>& physical);
+
+/// "416.0 MiB".
+std::string mib(std::uint64_t bytes);
+
+/// The physical GPUs holding this process's CUDA contexts at an observation are exactly
+/// `expected`: "expected: CUDA contexts on physical GPUs 2 and 3 (after training) —
+/// observed: on physical GPUs 0, 2 and 3".
+void expect_contexts(const LessonRun& run, const std::string& label, const std::set<int>& expected);
+
+/// The physical GPUs where this process uses memory at an observation are exactly
+/// `expected` ("expected: memory on physical GPU 3 (after forward) — observed: on ...").
+void expect_memory_on(const LessonRun& run, const std::string& label, const std::set<int>& expected);
+
+/// `observed` bytes are at least `minimum`: "expected: <what> at least 1440.0 MiB —
+/// observed: 416.0 MiB".
+void expect_at_least(const std::string& what, std::uint64_t observed, std::uint64_t minimum);
 
 /// observed == expected, described as "<what> = <value>".
 template <typename T, typename U>
