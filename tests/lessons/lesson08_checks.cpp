@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -24,6 +25,36 @@ std::string cut_short(const std::string& visible, std::size_t entries, std::size
          "), but CUDA made " + std::to_string(device_count) + " visible";
 }
 
+// "1 GPU", "2 GPUs".
+std::string counted(std::size_t n, const std::string& one, const std::string& many = "") {
+  return std::to_string(n) + " " + (n == 1 ? one : many.empty() ? one + "s" : many);
+}
+
+// The program's messages, quoted: "\"...\"", "\"...\", then \"...\"".
+std::string quoted(const std::vector<std::string>& messages) {
+  std::string text;
+  for (std::size_t i = 0; i < messages.size(); ++i) text += (i == 0 ? "\"" : ", then \"") + messages[i] + "\"";
+  return text;
+}
+
+// What the program complained, as a learner reads it: "no complaint", "it complains \"...\"".
+std::string complaining(const std::vector<std::string>& messages) {
+  return messages.empty() ? "no complaint" : "it complains " + quoted(messages);
+}
+
+// "1 error", "2 errors: 'check the list': \"...\", ...": every error of the report.
+std::string report_errors(const nlohmann::json& errors) {
+  std::string text = counted(errors.size(), "error");
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    const auto& e = errors[i];
+    text += (i == 0 ? ": " : ", ");
+    text += e.contains("label") && e.contains("message")
+                ? "'" + e.at("label").get<std::string>() + "': \"" + e.at("message").get<std::string>() + "\""
+                : e.dump();
+  }
+  return text;
+}
+
 // Runs the lesson under `visible` and checks that CUDA exposed `expected` (physical GPUs,
 // in CUDA index order) — the count, one tensor on each, contexts nowhere else — and that
 // the program complains exactly when the list was not honoured in full.
@@ -31,18 +62,37 @@ void check_visible(const std::string& visible, const std::vector<int>& expected,
                    const std::string& node_name = gpulab::kDefaultNodeName) {
   INFO("GPULAB_NODE=" << node_name << " CUDA_VISIBLE_DEVICES=\"" << visible << "\"");
   const auto run = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
-  CHECK(run.fact("device_count") == static_cast<int>(expected.size()));
-  CHECK(run.observation(kLabel).at("tensors").size() == expected.size());
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    CHECK(run.physical_of(kLabel, "cuda:" + std::to_string(i)) == expected[i]);
+  const std::set<int> expected_set(expected.begin(), expected.end());
+  expect_equal("torch::cuda::device_count()", run.fact("device_count"), static_cast<int>(expected.size()));
+  const auto tensors = run.observation(kLabel).at("tensors").size();
+  expect_that(tensors == expected.size(),
+              std::to_string(expected.size()) + " tensors, one per visible GPU (" + gpus(expected_set) + ")",
+              std::to_string(tensors) + " tensors");
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const int observed = run.physical_of(kLabel, "cuda:" + std::to_string(i));
+    expect_that(observed == expected[i],
+                "the tensor made on cuda:" + std::to_string(i) + " lands " + placement(expected[i]),
+                "it is " + placement(observed));
+  }
   const auto contexts = run.contexts(kLabel);
-  CHECK(std::set<int>(contexts.begin(), contexts.end()) == std::set<int>(expected.begin(), expected.end()));
+  const std::set<int> with_context(contexts.begin(), contexts.end());
+  expect_that(with_context == expected_set, "CUDA contexts on " + gpus(expected_set) + " (" + kLabel + ")",
+              "on " + gpus(with_context));
 
   const std::size_t entries = visible.empty() ? 0 : 1 + std::count(visible.begin(), visible.end(), ',');
   std::vector<std::string> complaints;
   if (entries != expected.size()) complaints.push_back(cut_short(visible, entries, expected.size()));
-  CHECK(run.errors("check the list") == complaints);
-  CHECK(run.report.at("errors").size() == complaints.size());
+  const auto said = run.errors("check the list");
+  expect_that(said == complaints,
+              complaints.empty()
+                  ? "no complaint from the program: CUDA shows one GPU per entry (" + std::to_string(entries) + ")"
+                  : "CUDA shows " + counted(expected.size(), "GPU") + " for " + counted(entries, "entry", "entries") +
+                        ", so the program complains " + quoted(complaints),
+              complaining(said));
+  const auto& errors = run.report.at("errors");
+  expect_that(errors.size() == complaints.size(),
+              "the report holds " + counted(complaints.size(), "error") + (complaints.empty() ? "" : ", the complaint"),
+              report_errors(errors));
 }
 
 std::string uuid(int physical) { return gpu_uuids().at(static_cast<std::size_t>(physical)); }
@@ -59,7 +109,8 @@ std::string unique_prefix(int physical) {
   const std::string full = uuid(physical);
   for (std::size_t length = 5; length <= full.size(); ++length)
     if (matches(full.substr(0, length)) == 1) return full.substr(0, length);
-  FAIL("no unique prefix for " << full);
+  FAIL("expected: a prefix of physical GPU " << physical << "'s UUID that names no other GPU — observed: every prefix"
+                                             << " of " << full << " matches another GPU's UUID too");
   return full;
 }
 }  // namespace
@@ -81,12 +132,14 @@ TEST_CASE("integer lists: an invalid or out-of-range entry ends the list, a dupl
   SECTION("the list's order is CUDA's numbering") { check_visible("5,3", {gpu(5), gpu(3)}); }
 }
 
-TEST_CASE("UUID lists: full UUIDs and unique prefixes select GPUs; an unknown or ambiguous entry ends the list",
+TEST_CASE("UUID lists: full UUIDs and unique prefixes select GPUs, an unknown or ambiguous entry ends the list",
           "[lesson08]") {
   GPULAB_REQUIRE_GPUS(7, Env{});  // the lists name GPUs up to 6
   const std::string unknown = "GPU-00000000";
-  REQUIRE(matches(unknown) == 0);
-  REQUIRE(matches("GPU-") > 1);
+  if (matches(unknown) != 0)
+    FAIL("expected: no GPU's UUID starts with " << unknown << " — observed: " << matches(unknown) << " do");
+  if (matches("GPU-") <= 1)
+    FAIL("expected: more than one GPU whose UUID starts with GPU- — observed: " << matches("GPU-"));
 
   SECTION("a full UUID") { check_visible(uuid(3), {3}); }
   SECTION("UUIDs in list order") { check_visible(uuid(6) + "," + uuid(2), {6, 2}); }
@@ -111,7 +164,8 @@ TEST_CASE("MIG: a process sees one MIG instance, on its parent GPU, even when tw
   int parent = -1;
   for (std::size_t g = 0; g < mig_node.gpus.size(); ++g)
     if (mig_node.gpus[g].mig.size() >= 2) parent = static_cast<int>(g);
-  REQUIRE(parent >= 0);
+  if (parent < 0)
+    FAIL("expected: a GPU of node mig-a100 with at least 2 MIG instances — observed: none has more than one");
   const auto& gpu = mig_node.gpus[static_cast<std::size_t>(parent)];
   const auto& first = gpu.mig[0];
 

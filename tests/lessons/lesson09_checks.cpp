@@ -1,11 +1,14 @@
 // Lesson 09: DataParallel needs the model on cuda:device_ids[0] (claim A3.1) and, with
 // device_ids omitted, replicates it on every visible GPU (claim A3.3). Each scenario's
 // expectations come from its CUDA_VISIBLE_DEVICES and --device-ids.
+#include <algorithm>
 #include <set>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -19,9 +22,9 @@ struct Scenario {
   std::vector<int> visible;     // the CUDA_VISIBLE_DEVICES list (integers), empty: unset
 };
 
-std::string join(const std::vector<int>& ids) {
+std::string join(const std::vector<int>& ids, const std::string& separator = ",") {
   std::string text;
-  for (int id : ids) text += (text.empty() ? "" : ",") + std::to_string(id);
+  for (int id : ids) text += (text.empty() ? "" : separator) + std::to_string(id);
   return text;
 }
 
@@ -36,45 +39,86 @@ std::uint64_t used_on(const std::map<int, std::uint64_t>& usage, int gpu) {
   return found == usage.end() ? 0 : found->second;
 }
 
+// "no error", or the error(s) the program recorded, quoted.
+std::string errors_text(const std::vector<std::string>& errors) {
+  if (errors.empty()) return "no error";
+  std::string text = errors.size() == 1 ? "the error " : "the errors ";
+  for (std::size_t i = 0; i < errors.size(); ++i) text += (i == 0 ? "\"" : ", \"") + errors[i] + "\"";
+  return text;
+}
+
+// "cuda:2, physical GPU 6".
+std::string cuda_device(const Scenario& scenario, int index) {
+  return "cuda:" + std::to_string(index) + ", physical GPU " + std::to_string(physical(scenario, index));
+}
+
 void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
   const auto run = run_lesson("09", scenario.env, {"--device-ids", join(scenario.device_ids)});
   const int primary = scenario.device_ids.front();
+  const std::string device_ids = "device_ids {" + join(scenario.device_ids, ", ") + "}";
 
-  INFO("the article's mistake, the model on cuda:0, raises PyTorch's exact message");
-  CHECK(run.errors("model on cuda:0") ==
-        std::vector<std::string>{"module must have its parameters and buffers on device cuda:" +
-                                 std::to_string(primary) +
-                                 " (device_ids[0]) but found one of them on device: cuda:0"});
+  {
+    INFO("the article's mistake, the model on cuda:0, raises PyTorch's exact message");
+    const std::string message = "module must have its parameters and buffers on device cuda:" +
+                                std::to_string(primary) + " (device_ids[0]) but found one of them on device: cuda:0";
+    const auto errors = run.errors("model on cuda:0");
+    expect_that(errors == std::vector<std::string>{message},
+                errors_text({message}) + " (forward with the model on cuda:0 and " + device_ids + ")",
+                errors_text(errors));
+  }
 
-  INFO("with the model where DataParallel needs it, forward runs: replicas on device_ids' other GPUs, the output "
-       "gathered on device_ids[0], and no GPU outside device_ids touched");
-  REQUIRE(run.errors("forward").empty());
-  CHECK(run.physical_of("after forward", "weight") == physical(scenario, primary));
-  CHECK(run.physical_of("after forward", "output") == physical(scenario, primary));  // gathered on device_ids[0]
   std::set<int> expected;
   for (int id : scenario.device_ids) expected.insert(physical(scenario, id));
-  const auto before = run.usage("before forward");
-  const auto after = run.usage("after forward");
-  for (const auto& [gpu, bytes] : after)
-    if (bytes > used_on(before, gpu)) CHECK(expected.count(gpu) == 1);  // memory grew on device_ids' GPUs only
-  for (int id : scenario.device_ids)
-    if (id != primary) CHECK(used_on(after, physical(scenario, id)) > used_on(before, physical(scenario, id)));
-  std::set<int> touched = expected;
-  touched.insert(physical(scenario, 0));  // the article's mistake put the model on cuda:0 first
-  const auto contexts_after = run.contexts("after forward");
-  CHECK(std::set<int>(contexts_after.begin(), contexts_after.end()) == touched);
+  {
+    INFO("with the model where DataParallel needs it, forward runs: replicas on device_ids' other GPUs, the output "
+         "gathered on device_ids[0], and no GPU outside device_ids touched");
+    require_that(run.errors("forward").empty(),
+                 "forward with " + device_ids + " runs with no error (the model on " +
+                     cuda_device(scenario, primary) + ")",
+                 errors_text(run.errors("forward")));
+    expect_on_gpu(run, "after forward", "weight", physical(scenario, primary));
+    expect_on_gpu(run, "after forward", "output", physical(scenario, primary));  // gathered on device_ids[0]
+    const auto before = run.usage("before forward");
+    const auto after = run.usage("after forward");
+    std::set<int> grew;
+    for (const auto& [gpu, bytes] : after)
+      if (bytes > used_on(before, gpu)) grew.insert(gpu);
+    expect_that(std::includes(expected.begin(), expected.end(), grew.begin(), grew.end()),
+                "memory grows during forward only on " + gpus(expected) + " (" + device_ids + ")",
+                "it grew on " + gpus(grew));
+    for (int id : scenario.device_ids) {
+      if (id == primary) continue;
+      const int gpu = physical(scenario, id);
+      expect_that(used_on(after, gpu) > used_on(before, gpu),
+                  "memory grows during forward on physical GPU " + std::to_string(gpu) + " (the replica on cuda:" +
+                      std::to_string(id) + ")",
+                  mib(used_on(before, gpu)) + " there before forward, " + mib(used_on(after, gpu)) + " after");
+    }
+  }
+  {
+    INFO("the contexts after forward: the GPUs of " << device_ids << ", and physical GPU " << physical(scenario, 0)
+                                                    << " too, where the article's mistake put the model (cuda:0)");
+    std::set<int> touched = expected;
+    touched.insert(physical(scenario, 0));  // the article's mistake put the model on cuda:0 first
+    expect_contexts(run, "after forward", touched);
+  }
 
-  INFO("with device_ids omitted, every visible GPU gets a replica and cuda:0 is the primary");
-  REQUIRE(run.errors("defaults").empty());
-  const int visible = scenario.visible.empty() ? physical_gpus(scenario.env) : static_cast<int>(scenario.visible.size());
-  CHECK(run.fact("default_device_ids") == visible);
-  std::set<int> everyone;
-  for (int index = 0; index < visible; ++index) everyone.insert(physical(scenario, index));
-  const auto contexts = run.contexts("defaults: after forward");
-  CHECK(std::set<int>(contexts.begin(), contexts.end()) == everyone);
-  CHECK(run.physical_of("defaults: after forward", "weight") == physical(scenario, 0));
-  CHECK(run.physical_of("defaults: after forward", "output") == physical(scenario, 0));
+  {
+    INFO("with device_ids omitted, every visible GPU gets a replica and cuda:0 is the primary");
+    require_that(run.errors("defaults").empty(),
+                 "forward with device_ids omitted runs with no error (the model on " + cuda_device(scenario, 0) + ")",
+                 errors_text(run.errors("defaults")));
+    const int visible =
+        scenario.visible.empty() ? physical_gpus(scenario.env) : static_cast<int>(scenario.visible.size());
+    expect_equal("the GPUs DataParallel uses with device_ids omitted (every visible GPU)",
+                 run.fact("default_device_ids"), visible);
+    std::set<int> everyone;
+    for (int index = 0; index < visible; ++index) everyone.insert(physical(scenario, index));
+    expect_contexts(run, "defaults: after forward", everyone);
+    expect_on_gpu(run, "defaults: after forward", "weight", physical(scenario, 0));
+    expect_on_gpu(run, "defaults: after forward", "output", physical(scenario, 0));
+  }
 }
 
 }  // namespace

@@ -2,10 +2,14 @@
 // CUDA context, made by an unguarded call on the main thread, whose current device is 0.
 // Fixed, the process uses exactly the GPUs device_ids names. Expectations come from each
 // scenario's CUDA_VISIBLE_DEVICES and --device-ids.
+#include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -29,24 +33,33 @@ void check(const Scenario& scenario) {
   std::string ids;
   for (int id : scenario.device_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   const auto run = run_lesson("10", scenario.env, {"--device-ids", ids});
-  REQUIRE(run.report.at("errors").empty());
+  require_no_errors(run, "the program trains");
 
   std::set<int> expected;
   for (int id : scenario.device_ids) expected.insert(physical(scenario, id));
-  const auto contexts = run.contexts("after training");
-  INFO("this process has CUDA contexts on the GPUs of device_ids and nowhere else (GPU of cuda:0: "
-       << physical(scenario, 0) << ")");
-  CHECK(std::set<int>(contexts.begin(), contexts.end()) == expected);
-  for (const auto& [gpu, bytes] : run.usage("after training")) CHECK(expected.count(gpu) == 1);
+  const auto used = run.usage("after training");
+  {
+    INFO("this process has CUDA contexts and memory on the GPUs of device_ids and nowhere else"
+         << " (cuda:0 is physical GPU " << physical(scenario, 0) << " here)");
+    expect_contexts(run, "after training", expected);
+    std::set<int> with_memory;
+    for (const auto& entry : used) with_memory.insert(entry.first);
+    expect_that(std::includes(expected.begin(), expected.end(), with_memory.begin(), with_memory.end()),
+                "memory only on " + gpus(expected) + " (after training)", "memory on " + gpus(with_memory));
+  }
 
   INFO("the model is on device_ids[0], and the replicas ran: memory beyond a context on every GPU of device_ids");
   for (const char* tensor : {"weight", "bias"})
-    CHECK(run.physical_of("after training", tensor) == physical(scenario, scenario.device_ids.front()));
-  const auto used = run.usage("after training");
+    expect_on_gpu(run, "after training", tensor, physical(scenario, scenario.device_ids.front()));
   for (int gpu : expected) {
     const std::uint64_t context = simulated(scenario.env) ? node().gpus[static_cast<std::size_t>(gpu)].context_bytes : 0;
-    CHECK(used.count(gpu) == 1);
-    if (used.count(gpu) == 1) CHECK(used.at(gpu) > context);
+    const std::string where = "physical GPU " + std::to_string(gpu);
+    expect_that(used.count(gpu) == 1, "memory on " + where + " (after training)", "none there");
+    if (used.count(gpu) == 1)
+      expect_that(used.at(gpu) > context,
+                  (context > 0 ? "more than a CUDA context's " + mib(context) : std::string("memory in use")) + " on " +
+                      where + " (after training)",
+                  mib(used.at(gpu)) + " there");
   }
 }
 

@@ -4,10 +4,15 @@
 // first. Expectations come from each scenario's node file and visibility.
 #include <algorithm>
 #include <numeric>
+#include <regex>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -32,17 +37,57 @@ std::string imbalance(int smaller, int larger) {
          "CUDA_VISIBLE_DEVICES\n    environment variable.";
 }
 
+// "GPU 2 (physical GPU 2)": PyTorch names GPUs by CUDA index, the learner by nvidia-smi's number.
+std::string warned_gpu(const Scenario& scenario, int cuda_index) {
+  const auto index = static_cast<std::size_t>(cuda_index);
+  const bool known = cuda_index >= 0 && index < scenario.visible.size();
+  return "GPU " + std::to_string(cuda_index) +
+         (known ? " (physical GPU " + std::to_string(scenario.visible[index]) + ")" : "");
+}
+
+// One warning in words: "the imbalance warning about GPU 1 (physical GPU 0) against GPU 2 (physical GPU 2)" for
+// PyTorch's imbalance text, the text itself, quoted, for anything else.
+std::string warning_text(const Scenario& scenario, const std::string& message) {
+  std::smatch numbers;
+  static const std::regex pattern("exclude GPU ([0-9]+) which[\\s\\S]*cores of GPU ([0-9]+)\\.");
+  if (std::regex_search(message, numbers, pattern)) {
+    const int smaller = std::stoi(numbers[1]);
+    const int larger = std::stoi(numbers[2]);
+    if (message == imbalance(smaller, larger))
+      return "the imbalance warning about " + warned_gpu(scenario, smaller) + " against " +
+             warned_gpu(scenario, larger);
+  }
+  std::string flat;  // the warning on one line
+  std::istringstream lines(message);
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find_first_not_of(' ');
+    if (first != std::string::npos) flat += (flat.empty() ? "" : " ") + line.substr(first);
+  }
+  return "the warning \"" + flat + "\"";
+}
+
+std::string warnings_text(const Scenario& scenario, const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return "no warning";
+  std::string text;
+  for (std::size_t i = 0; i < warnings.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == warnings.size() ? " and " : ", ") + warning_text(scenario, warnings[i]);
+  return text;
+}
+
 void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
-  REQUIRE(simulated(scenario.env));  // the expected choice comes from the node file
+  // The expected choice comes from the node file.
+  require_that(simulated(scenario.env), "the simulated node, whose node file these checks read", "real GPUs");
   const auto run = run_lesson("11", scenario.env);
-  REQUIRE(run.report.at("errors").empty());
+  require_no_errors(run, "the program runs");
 
   std::string node_name = "dgx-a100";
   for (const auto& [name, value] : scenario.env)
     if (name == "GPULAB_NODE" && value) node_name = *value;
-  const gpulab::Node gpus = node(node_name);
-  const auto gpu = [&](int cuda_index) { return gpus.gpus[static_cast<std::size_t>(scenario.visible[static_cast<std::size_t>(cuda_index)])]; };
+  const gpulab::Node node_file = node(node_name);
+  const auto gpu = [&](int cuda_index) {
+    return node_file.gpus[static_cast<std::size_t>(scenario.visible[static_cast<std::size_t>(cuda_index)])];
+  };
 
   // What the lesson asks for: no GPU under 75% of the largest memory; the largest first.
   std::vector<int> ids(scenario.visible.size());
@@ -54,37 +99,56 @@ void check(const Scenario& scenario) {
   std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return gpu(a).total_bytes > gpu(b).total_bytes; });
   const int primary = scenario.visible[static_cast<std::size_t>(ids.front())];
 
-  INFO("the replicas run on exactly the GPUs with at least 75% of the largest memory");
   std::set<int> expected;
   for (int id : ids) expected.insert(scenario.visible[static_cast<std::size_t>(id)]);
-  const auto contexts = run.contexts("after backward");
-  CHECK(std::set<int>(contexts.begin(), contexts.end()) == expected);
-
-  INFO("the primary is the GPU with the most memory, and holds the model, its gradients and the gathered output");
-  for (const char* tensor : {"weight", "weight.grad", "output"}) CHECK(run.physical_of("after backward", tensor) == primary);
-
-  INFO("DataParallel no longer warns about memory; it may about cores, which only the GPUs' SMs decide");
-  std::vector<std::string> warnings;
-  for (const auto& warning : run.report.at("warnings")) warnings.push_back(warning.at("message"));
-  std::vector<std::string> expected_warnings;
-  if (ids.size() > 1) {
-    std::size_t fewer = 0, more = 0;
-    for (std::size_t i = 1; i < ids.size(); ++i) {
-      if (gpu(ids[i]).sm_count < gpu(ids[fewer]).sm_count) fewer = i;
-      if (gpu(ids[i]).sm_count > gpu(ids[more]).sm_count) more = i;
-    }
-    if (4 * gpu(ids[fewer]).sm_count < 3 * gpu(ids[more]).sm_count) expected_warnings.push_back(imbalance(ids[fewer], ids[more]));
+  {
+    INFO("the replicas run on exactly the GPUs with at least 75% of the largest memory");
+    expect_contexts(run, "after backward", expected);
   }
-  CHECK(warnings == expected_warnings);
+
+  {
+    INFO("the primary is the GPU with the most memory, and holds the model, its gradients and the gathered output");
+    for (const char* tensor : {"weight", "weight.grad", "output"})
+      expect_on_gpu(run, "after backward", tensor, primary);
+  }
+
+  {
+    INFO("DataParallel no longer warns about memory; it may about cores, which only the GPUs' SMs decide (its "
+         "warning numbers the GPUs as CUDA does: GPU 2 is cuda:2)");
+    std::vector<std::string> warnings;
+    for (const auto& warning : run.report.at("warnings")) warnings.push_back(warning.at("message"));
+    std::vector<std::string> expected_warnings;
+    if (ids.size() > 1) {
+      std::size_t fewer = 0, more = 0;
+      for (std::size_t i = 1; i < ids.size(); ++i) {
+        if (gpu(ids[i]).sm_count < gpu(ids[fewer]).sm_count) fewer = i;
+        if (gpu(ids[i]).sm_count > gpu(ids[more]).sm_count) more = i;
+      }
+      if (4 * gpu(ids[fewer]).sm_count < 3 * gpu(ids[more]).sm_count)
+        expected_warnings.push_back(imbalance(ids[fewer], ids[more]));
+    }
+    expect_that(warnings == expected_warnings, warnings_text(scenario, expected_warnings),
+                warnings_text(scenario, warnings));
+  }
 
   if (ids.size() > 1) {
     INFO("beyond its context, the primary holds at least the gathered output and the gradients more than any other");
     const auto used = run.usage("after backward");
     const auto beyond_context = [&](int physical) {
-      return used.at(physical) - gpus.gpus[static_cast<std::size_t>(physical)].context_bytes;
+      require_that(used.count(physical) == 1,
+                   "memory on physical GPU " + std::to_string(physical) + " (after backward)", "none there");
+      return used.at(physical) - node_file.gpus[static_cast<std::size_t>(physical)].context_bytes;
     };
-    for (int other : expected)
-      if (other != primary) CHECK(beyond_context(primary) >= beyond_context(other) + kOutputBytes + kGradientBytes);
+    for (int other : expected) {
+      if (other == primary) continue;
+      const std::uint64_t on_primary = beyond_context(primary), on_other = beyond_context(other);
+      expect_that(on_primary >= on_other + kOutputBytes + kGradientBytes,
+                  "beyond their CUDA contexts, physical GPU " + std::to_string(primary) +
+                      " (the primary) holds at least " + mib(kOutputBytes + kGradientBytes) +
+                      " (the gathered output and the gradients) more than physical GPU " + std::to_string(other),
+                  "physical GPU " + std::to_string(primary) + " holds " + mib(on_primary) +
+                      " beyond its context, physical GPU " + std::to_string(other) + " holds " + mib(on_other));
+    }
   }
 }
 

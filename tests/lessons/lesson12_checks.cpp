@@ -3,9 +3,12 @@
 // get replicas. The learner writes the environment for given physical GPUs.
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "expect.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -22,19 +25,27 @@ std::string join(const std::vector<int>& ids) {
 // The program ran DataParallel on exactly `primary` + `others` (physical), `primary` first.
 void check_run(const LessonRun& run, int primary, const std::vector<int>& others,
                const std::string& node_name = "dgx-a100") {
-  REQUIRE(run.report.at("errors").empty());
-  CHECK(run.fact("device_count") == static_cast<int>(others.size()) + 1);
+  require_no_errors(run, "the program runs");
+  expect_equal("the number of GPUs CUDA sees", run.fact("device_count"), static_cast<int>(others.size()) + 1);
   std::set<int> expected(others.begin(), others.end());
   expected.insert(primary);
-  const auto contexts = run.contexts("after backward");
-  CHECK(std::set<int>(contexts.begin(), contexts.end()) == expected);
-  CHECK(run.physical_of("after backward", "weight") == primary);
-  CHECK(run.physical_of("after backward", "output") == primary);
+  expect_contexts(run, "after backward", expected);
+  {
+    INFO("the primary, cuda:0, holds the model and the gathered output");
+    expect_on_gpu(run, "after backward", "weight", primary);
+    expect_on_gpu(run, "after backward", "output", primary);
+  }
   // Replicas ran on the others: memory there beyond a context.
+  INFO("the replicas ran on the other GPUs: memory beyond a CUDA context there");
   const auto used = run.usage("after backward");
   for (int gpu : others) {
-    REQUIRE(used.count(gpu) == 1);
-    CHECK(used.at(gpu) > (simulated() ? node(node_name).gpus[static_cast<std::size_t>(gpu)].context_bytes : 0));
+    const std::string where = "physical GPU " + std::to_string(gpu);
+    require_that(used.count(gpu) == 1, "memory on " + where + " (after backward)", "none there");
+    const std::uint64_t context = simulated() ? node(node_name).gpus[static_cast<std::size_t>(gpu)].context_bytes : 0;
+    expect_that(used.at(gpu) > context,
+                (context > 0 ? "more than a CUDA context's " + mib(context) : std::string("memory in use")) + " on " +
+                    where + " (after backward)",
+                mib(used.at(gpu)) + " there");
   }
 }
 

@@ -16,6 +16,19 @@ void expect_that(bool ok, const std::string& expected, const std::string& observ
   FAIL_CHECK("expected: " << expected << " — observed: " << observed);
 }
 
+void require_that(bool ok, const std::string& expected, const std::string& observed) {
+  if (!ok) FAIL("expected: " << expected << " — observed: " << observed);
+}
+
+void require_no_errors(const LessonRun& run, const std::string& doing) {
+  const auto& errors = run.report.at("errors");
+  std::string text;
+  for (const auto& error : errors)
+    text += (text.empty() ? "" : ", ") + ("\"" + error.at("message").get<std::string>() + "\" (at '" +
+                                          error.at("label").get<std::string>() + "')");
+  require_that(errors.empty(), doing + " with no error", (errors.size() == 1 ? "the error " : "the errors ") + text);
+}
+
 std::string gpus(const std::set<int>& physical) {
   if (physical.empty()) return "no GPU";
   std::string list;

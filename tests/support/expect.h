@@ -42,6 +42,14 @@ void expect_memory_on(const LessonRun& run, const std::string& label, const std:
 /// observed: 416.0 MiB".
 void expect_at_least(const std::string& what, std::uint64_t observed, std::uint64_t minimum);
 
+/// Like expect_that, but stops the test case (a precondition: what would be checked next was
+/// never observed).
+void require_that(bool ok, const std::string& expected, const std::string& observed);
+
+/// The program ran with no error in its report: "expected: <doing> with no error —
+/// observed: the error "…" (at 'forward')". Stops the test case otherwise.
+void require_no_errors(const LessonRun& run, const std::string& doing);
+
 /// observed == expected, described as "<what> = <value>".
 template <typename T, typename U>
 void expect_equal(const std::string& what, const T& observed, const U& expected) {
