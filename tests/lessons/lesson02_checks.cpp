@@ -1,6 +1,6 @@
 // Lesson 02: CUDA_VISIBLE_DEVICES renumbers the listed GPUs 0..n-1 in list order, so cuda:i
 // is the i-th listed physical GPU (claims A1.2, A2.6).
-#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,19 +16,16 @@ namespace {
 // Runs the lesson under `env`; checks it used every visible GPU and that cuda:i is listed[i].
 void check_renumbering(const Env& env, const std::vector<int>& listed) {
   const auto run = run_lesson("02", env);
-  CHECK(run.errors("uncaught").empty());
-  CHECK(run.process.exit_code == 0);
+  const auto uncaught = run.errors("uncaught");
+  expect_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end",
+              "it stopped (exit code " + std::to_string(run.process.exit_code) + ")" +
+                  (uncaught.empty() ? std::string() : " with the error \"" + uncaught.front() + "\""));
   expect_equal("the GPUs the program used (device_count)", run.fact("device_count"), listed.size());
   for (std::size_t i = 0; i < listed.size(); ++i) {
     expect_on_gpu(run, "x on cuda:" + std::to_string(i), "x", listed[i]);
   }
   // nvidia-smi shows this process on the listed GPUs and nowhere else.
-  std::vector<int> used;
-  for (const auto& [physical, bytes] : run.usage("x on cuda:" + std::to_string(listed.size() - 1)))
-    if (bytes > 0) used.push_back(physical);
-  std::vector<int> expected = listed;
-  std::sort(expected.begin(), expected.end());
-  CHECK(used == expected);
+  expect_memory_on(run, "x on cuda:" + std::to_string(listed.size() - 1), std::set<int>(listed.begin(), listed.end()));
 }
 
 // The physical GPUs an integer CUDA_VISIBLE_DEVICES list names, in list order. On the default

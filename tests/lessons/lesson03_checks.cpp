@@ -87,9 +87,10 @@ void check_way(const Way& way) {
   gpulab::ProcessResult result = run_lesson_process(options);
   INFO((result.ok() ? std::string() : "the program " + result.outcome(options.timeout_s))
        << (result.err.empty() ? "" : "\nit printed on stderr:\n" + result.err));
-  REQUIRE_FALSE(result.timed_out);
-  REQUIRE(result.signal == 0);
-  CHECK(result.exit_code == 0);
+  require_that(!result.timed_out && result.signal == 0, "the program runs to its end",
+               "the program " + result.outcome(options.timeout_s));
+  expect_that(result.exit_code == 0, "the program exits with code 0",
+              "exit code " + std::to_string(result.exit_code));
   const LessonRun run = parse_run(std::move(result));
 
   const std::vector<int> visible = value ? entries(*value) : std::vector<int>{0};
@@ -101,7 +102,8 @@ void check_way(const Way& way) {
   expect_equal("the GPUs where this process has a context", run.contexts("x on cuda:0"), std::vector<int>{first});
   if (way.setenv_after) {
     // The late setenv did change the variable; CUDA just never read it again.
-    CHECK(run.report.at("env_at_exit").at("CUDA_VISIBLE_DEVICES") == *way.setenv_after);
+    expect_equal("CUDA_VISIBLE_DEVICES at the program's end (after its setenv)",
+                 run.report.at("env_at_exit").at("CUDA_VISIBLE_DEVICES"), *way.setenv_after);
   }
 }
 
