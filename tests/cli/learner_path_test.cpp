@@ -105,9 +105,11 @@ TEST_CASE("check: the shipped exercise fails in the learner's terms; the solutio
       CHECK(verdict.find("expected: ") != std::string::npos);
       CHECK(verdict.find("not yet") != std::string::npos);
       CHECK(verdict.find("./gpulab hint " + lesson.id) != std::string::npos);
-      // No Catch2 banner, no paths of this machine, nothing that reads like a crash.
+      // No Catch2 banner, no paths of this machine, nothing that reads like a crash, and no
+      // C++ expression where a physical fact belongs ("expected: a == b — observed: 1 == 2").
       for (const std::string& noise : {std::string("Catch"), std::string("=========="), source_dir() + "/",
-                                       std::string("exited with code"), std::string("<?xml")})
+                                       std::string("exited with code"), std::string("<?xml"), std::string(" == "),
+                                       std::string("std::"), std::string("static_cast")})
         CHECK(verdict.find(noise) == std::string::npos);
 
       const auto solution = type({"check", lesson.id, "--solution"});
