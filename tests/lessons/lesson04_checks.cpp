@@ -15,13 +15,6 @@
 using namespace gpulab::test;
 
 namespace {
-// The physical GPUs nvidia-smi lists this process on (the GPUs of its usage).
-std::set<int> listed_on(const std::map<int, std::uint64_t>& used) {
-  std::set<int> physical;
-  for (const auto& entry : used) physical.insert(entry.first);
-  return physical;
-}
-
 // "1 GPU (physical GPU 3)", "2 GPUs (physical GPUs 2 and 3)", "no GPU".
 std::string counted(const std::set<int>& physical) {
   if (physical.empty()) return gpus(physical);
@@ -47,9 +40,8 @@ TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the model and batch on cuda:1 land
 
   SECTION("this process's tensors use GPU 3: a context plus the tensors") {
     const auto used = run.usage("after forward");
-    if (used.count(gpu) != 1)
-      FAIL("expected: this process listed by nvidia-smi on " << gpus({gpu}) << " (after forward) — observed: on "
-                                                             << gpus(listed_on(used)));
+    require_that(used.count(gpu) == 1, "this process listed by nvidia-smi on " + gpus({gpu}) + " (after forward)",
+                 "on " + gpus(listed_on(used)));
     // The node file gives the simulated context's size; a real one (250-600 MiB, by GPU,
     // driver and lazy loading) is only known to cost something.
     const std::uint64_t context = simulated() ? node().gpus[static_cast<std::size_t>(gpu)].context_bytes : 1;

@@ -62,13 +62,6 @@ void expect_behind(const LessonRun& run, const std::string& label, const std::st
 
 std::set<int> as_set(const std::vector<int>& physical) { return {physical.begin(), physical.end()}; }
 
-// The physical GPUs nvidia-smi lists this process on (the GPUs of its usage).
-std::set<int> listed_on(const std::map<int, std::uint64_t>& used) {
-  std::set<int> physical;
-  for (const auto& entry : used) physical.insert(entry.first);
-  return physical;
-}
-
 // "416.0 MiB", with the bytes when two different amounts would read the same.
 std::string amount(std::uint64_t bytes, std::uint64_t other) {
   return mib(bytes) + (bytes != other && mib(bytes) == mib(other) ? " (" + std::to_string(bytes) + " bytes)" : "");
@@ -111,9 +104,9 @@ TEST_CASE("set_device creates the device's context at once on CUDA 12, and none 
               "a CUDA context on " + gpus({gpu}) + " only, right after set_device(2)" + why,
               "CUDA contexts on " + gpus(as_set(contexts)));
   const auto used = run.usage("after set_device");
-  if (used.count(gpu) != 1)
-    FAIL("expected: this process listed by nvidia-smi on " << gpus({gpu}) << " right after set_device(2)" << why
-                                                           << " — observed: on " << gpus(listed_on(used)));
+  require_that(used.count(gpu) == 1,
+               "this process listed by nvidia-smi on " + gpus({gpu}) + " right after set_device(2)" + why,
+               "on " + gpus(listed_on(used)));
   // Only a context: the node file's size on the simulated node; on real GPUs its size
   // (250-600 MiB, by GPU, driver and lazy loading) is not known in advance.
   if (simulated()) {

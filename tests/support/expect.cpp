@@ -40,6 +40,12 @@ std::string gpus(const std::set<int>& physical) {
   return (physical.size() == 1 ? "physical GPU " : "physical GPUs ") + list;
 }
 
+std::set<int> listed_on(const std::map<int, std::uint64_t>& used) {
+  std::set<int> physical;
+  for (const auto& entry : used) physical.insert(entry.first);
+  return physical;
+}
+
 std::string mib(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 
@@ -25,6 +26,9 @@ void expect_on_gpu(const LessonRun& run, const std::string& label, const std::st
 
 /// "physical GPU 3", "physical GPUs 2 and 3", "physical GPUs 0, 2 and 3", or "no GPU".
 std::string gpus(const std::set<int>& physical);
+
+/// The physical GPUs nvidia-smi lists this process on: the GPUs of a LessonRun::usage().
+std::set<int> listed_on(const std::map<int, std::uint64_t>& used);
 
 /// "416.0 MiB".
 std::string mib(std::uint64_t bytes);
