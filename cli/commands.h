@@ -15,6 +15,7 @@ void setup_hint(CLI::App& app);
 void setup_run(CLI::App& app);
 void setup_check(CLI::App& app);
 void setup_targets(CLI::App& app);
+void setup_launch(CLI::App& app);
 
 /// Folder of the gpulab binary: the lesson, solution and check programs sit beside it.
 std::string bin_dir();

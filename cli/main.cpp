@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   setup_smi(app);
   setup_nodes(app);
   setup_targets(app);
+  setup_launch(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -53,6 +53,9 @@ class Lesson {
   /// The comma-separated integers after `flag` in args() ("--device-ids 2,3"), or
   /// `fallback` when the flag is absent. Anything else throws std::invalid_argument.
   std::vector<int> int_list(const std::string& flag, std::vector<int> fallback = {}) const;
+  /// The word after `flag` in args() ("--save ckpt.pt"), or `fallback` when the flag is
+  /// absent; a flag with nothing after it throws std::invalid_argument.
+  std::string option(const std::string& flag, const std::string& fallback = {}) const;
   bool json_output() const { return json_; }
 
   /// Prints the report; returns the process exit code.

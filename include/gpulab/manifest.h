@@ -19,6 +19,20 @@ struct LessonEntry {
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> args;   ///< default scenario arguments
   std::vector<std::string> hints;  ///< progressively more specific
+  /// Multi-process lessons run under `gpulab launch`: processes per node (0: one process,
+  /// not launched) and nodes ("launch" in the scenario).
+  int nproc_per_node = 0;
+  int nnodes = 1;
+  /// A lesson in several runs (save on one machine, load on another): each step's
+  /// environment and arguments, on top of the scenario's. Empty: one run.
+  struct Step {
+    std::string title;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::string> args;
+  };
+  std::vector<Step> steps;
+
+  bool launched() const { return nproc_per_node > 0; }
 
   std::string directory() const { return id + "-" + slug; }
 };

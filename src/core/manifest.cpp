@@ -50,6 +50,25 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
         for (const auto& [name, value] : env.items())
           lesson.env.emplace_back(name, value.get<std::string>());
         lesson.args = scenario.value("args", std::vector<std::string>{});
+        if (scenario.contains("launch")) {
+          const auto& launch = scenario.at("launch");
+          lesson.nproc_per_node = launch.at("nproc_per_node").get<int>();
+          lesson.nnodes = launch.value("nnodes", 1);
+          if (lesson.nproc_per_node < 1 || lesson.nproc_per_node > 64 || lesson.nnodes < 1 || lesson.nnodes > 8)
+            throw ManifestError("lesson manifest '" + file + "': lesson " + lesson.id +
+                                ": launch needs nproc_per_node from 1 to 64 and nnodes from 1 to 8");
+        }
+        for (const auto& item_step : scenario.value("steps", nlohmann::json::array())) {
+          LessonEntry::Step step;
+          step.title = item_step.at("title").get<std::string>();
+          const nlohmann::json step_env = item_step.value("env", nlohmann::json::object());  // named: items() keeps no copy
+          for (const auto& [name, value] : step_env.items())
+            step.env.emplace_back(name, value.get<std::string>());
+          step.args = item_step.value("args", std::vector<std::string>{});
+          lesson.steps.push_back(std::move(step));
+        }
+        if (lesson.launched() && !lesson.steps.empty())
+          throw ManifestError("lesson manifest '" + file + "': lesson " + lesson.id + " has both launch and steps");
       }
       manifest.lessons.push_back(std::move(lesson));
     }

@@ -136,7 +136,20 @@ std::string NodeState::default_directory() {
 }
 
 std::string NodeState::default_path(const Node& node) {
-  return default_directory() + "/" + node.name + ".state";
+  // GPULAB_HOST names one simulated machine of several on this host (`gpulab launch
+  // --nnodes 2` runs node0 and node1 here): each has its own state, as each real node has
+  // its own driver. It becomes part of a file name, so only a plain name is accepted.
+  std::string file = node.name;
+  if (const char* host = std::getenv("GPULAB_HOST"); host != nullptr && *host != '\0') {
+    const std::string name = host;
+    const bool plain = name.size() <= 64 && name.front() != '.' &&
+                       name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == std::string::npos;
+    if (!plain)
+      throw std::runtime_error("GPULAB_HOST='" + name + "' is not a simulated host name: use letters, digits, '.', '_' "
+                               "and '-' only (at most 64, not starting with '.'), e.g. GPULAB_HOST=node1");
+    file += "@" + name;
+  }
+  return default_directory() + "/" + file + ".state";
 }
 
 NodeState::NodeState(const Node& node, std::string path, StateSharing sharing)

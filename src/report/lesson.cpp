@@ -1,7 +1,9 @@
 #include "gpulab/lesson.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include <torch/nn/module.h>
 #include <unistd.h>
 
+#include "gpulab/distributed.h"
 #include "gpulab/observe.h"
 #include "gpulab/warnings.h"
 #include "gpulab/profile.h"
@@ -158,6 +161,14 @@ std::vector<int> Lesson::int_list(const std::string& flag, std::vector<int> fall
   return values;
 }
 
+std::string Lesson::option(const std::string& flag, const std::string& fallback) const {
+  const auto at = std::find(args_.begin(), args_.end(), flag);
+  if (at == args_.end()) return fallback;
+  if (std::next(at) == args_.end() || std::next(at)->empty())
+    throw std::invalid_argument(fmt::format("{} expects a value, e.g. {} checkpoint.pt", flag, flag));
+  return *std::next(at);
+}
+
 bool Lesson::attempt(const std::string& label, const std::function<void()>& step) {
   try {
     step();
@@ -182,11 +193,56 @@ void Lesson::fact(const std::string& key, const std::string& value) {
   if (!json_) std::cout << fmt::format("  {} = {}\n", key, value) << std::flush;
 }
 
+namespace {
+// Under a launcher every rank prints its own report, interleaved with the others':
+// GPULAB_REPORT_DIR collects them as one file per rank (rank<RANK>.json), written whole.
+void write_report_file(const nlohmann::json& report) {
+  const char* dir = std::getenv("GPULAB_REPORT_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  const char* rank = std::getenv("RANK");
+  const std::string name = rank != nullptr && *rank != '\0' && std::string(rank).find('/') == std::string::npos
+                               ? std::string("rank") + rank
+                               : "pid" + std::to_string(getpid());
+  const std::string path = std::string(dir) + "/" + name + ".json";
+  {
+    std::ofstream file(path + ".tmp");
+    file << report.dump(2) << '\n';
+    if (!file) {
+      std::cerr << "gpulab: cannot write the lesson report to " << path << '\n';
+      return;
+    }
+  }
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+}  // namespace
+
+namespace {
+// torchrun's TORCHELASTIC_ERROR_FILE: the error that ended this worker, in the format its
+// @record decorator writes, so a launcher (torchrun or gpulab launch) can name the root
+// cause. "peer_lost" marks a collective that broke because another rank went away first.
+void write_error_file(const std::exception& error) {
+  const char* path = std::getenv("TORCHELASTIC_ERROR_FILE");
+  if (path == nullptr || *path == '\0') return;
+  const auto [type, message] = describe(error);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const nlohmann::json record = {
+      {"message",
+       {{"message", type + ": " + message},
+        {"extraInfo", {{"py_callstack", ""}, {"timestamp", std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count())}}}}},
+      {"gpulab",
+       {{"peer_lost", dynamic_cast<const distributed::PeerLost*>(&error) != nullptr},
+        {"time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(now).count()}}}};
+  std::ofstream file(path);
+  file << record.dump(2) << '\n';
+}
+}  // namespace
+
 int Lesson::finish(int exit_code) {
   impl_->report["exit_code"] = exit_code;
   impl_->report["env_at_exit"] = env_snapshot();
   impl_->report["profile"] = profile_json();  // CUDA's, once it started: it read the variable then
   if (json_) std::cout << impl_->report.dump(2) << std::endl;
+  write_report_file(impl_->report);
   return exit_code;
 }
 
@@ -198,7 +254,14 @@ int run_lesson(const std::string& id, int argc, char** argv, const std::function
     std::cerr << "gpulab: lesson " << id << " cannot start: " << describe(error).second << '\n';
     return 2;
   }
-  const bool ok = lesson->attempt("uncaught", [&] { body(*lesson); });
+  const bool ok = lesson->attempt("uncaught", [&] {
+    try {
+      body(*lesson);
+    } catch (const std::exception& error) {
+      write_error_file(error);
+      throw;
+    }
+  });
   return lesson->finish(ok ? 0 : 1);
 }
 
