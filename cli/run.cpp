@@ -133,8 +133,15 @@ void run_lesson_program(const RunOptions& options) {
     base.working_directory = bin_dir() + "/../lesson-work/" + lesson.id;
     std::filesystem::create_directories(base.working_directory);
   }
+  // Several steps print one JSON document together: {"steps": [report, report]}.
+  const bool collect = options.json && steps.size() > 1;
+  nlohmann::json collected = {{"steps", nlohmann::json::array()}};
+  auto print_collected = [&] {
+    if (collect) std::cout << collected.dump(2) << '\n';
+  };
   for (std::size_t i = 0; i < steps.size(); ++i) {
     ProcessOptions process = base;
+    process.capture = collect;
     std::string banner;
     for (auto& variable : scenario_env(steps[i].env, banner)) process.env.push_back(std::move(variable));
     process.argv = steps[i].args;
@@ -142,7 +149,15 @@ void run_lesson_program(const RunOptions& options) {
       std::cerr << fmt::format("-- step {} of {}: {}:{}{}\n", i + 1, steps.size(), steps[i].title, banner,
                                [&] { std::string a; for (const auto& arg : steps[i].args) a += " " + arg; return a; }());
     const ProcessResult result = run_step(options, lesson, process);
-    if (result.ok()) continue;
+    if (collect) {
+      std::cerr << result.err;
+      collected["steps"].push_back(nlohmann::json::parse(result.out, nullptr, /*allow_exceptions=*/false));
+    }
+    if (result.ok()) {
+      if (i + 1 == steps.size()) print_collected();
+      continue;
+    }
+    print_collected();
     if (result.signal != 0 || result.timed_out) {
       std::cerr << fmt::format("gpulab: lesson {} {}. Your files are untouched; fix the code and run it again.\n",
                                lesson.id, result.outcome(options.timeout_s));

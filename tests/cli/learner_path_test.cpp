@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "gpulab/manifest.h"
 #include "gpulab/process.h"
 #include "gpulab/report_reader.h"
@@ -84,11 +86,30 @@ TEST_CASE("run: every lesson runs as typed, with and without its leading zero, a
         const auto typed = type(args);
         SHOW(typed);
         REQUIRE(ran(typed));
-        // The report follows docs/report-schema.md, field by field.
-        Report report;
-        REQUIRE_NOTHROW(report = parse_report(typed.result.out));
-        CHECK(report.lesson == lesson.id);
-        CHECK(report.exit_code == typed.result.exit_code);
+        // The report follows docs/report-schema.md, field by field. A launched lesson prints
+        // every rank's report ({"ranks": [...], "launch": summary}), a lesson in steps each
+        // step's ({"steps": [...]}).
+        std::vector<std::string> reports{typed.result.out};
+        if (lesson.launched() || !lesson.steps.empty()) {
+          nlohmann::json document;
+          REQUIRE_NOTHROW(document = nlohmann::json::parse(typed.result.out));
+          const auto& parts = document.at(lesson.launched() ? "ranks" : "steps");
+          // Every rank and step reports when all goes well; a failing exercise stops early.
+          const std::size_t all = lesson.launched() ? static_cast<std::size_t>(lesson.nproc_per_node * lesson.nnodes)
+                                                    : lesson.steps.size();
+          CHECK(!parts.empty());
+          CHECK(parts.size() <= all);
+          if (args.size() == 4) CHECK(parts.size() == all);  // run NN --solution --json
+          reports.clear();
+          for (const auto& part : parts) reports.push_back(part.dump());
+          if (lesson.launched()) CHECK(document.at("launch").at("exit_code").get<int>() == typed.result.exit_code);
+        }
+        for (const auto& text : reports) {
+          Report report;
+          REQUIRE_NOTHROW(report = parse_report(text));
+          CHECK(report.lesson == lesson.id);
+          if (!lesson.launched() && lesson.steps.empty()) CHECK(report.exit_code == typed.result.exit_code);
+        }
       }
     }
   }

@@ -1,0 +1,55 @@
+// Lesson 14: forgetting set_device under DDP (claim A4.2). Every rank moves its model and
+// data with an index-less torch::kCUDA; fixed, each rank's process is seen by nvidia-smi on
+// its own GPU only (LOCAL_RANK's), with its context and its shard there. On tiny2, whose
+// GPUs hold 2 GiB, two 900 MiB shards on one GPU do not fit: the fix is what makes it run.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "expect.h"
+#include "gpu_requirements.h"
+#include "launched_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+struct Scenario {
+  Env env;
+  int ranks;
+  std::vector<int> visible;  // the CUDA_VISIBLE_DEVICES list; empty: unset
+  std::vector<std::string> args;
+};
+
+void check(const Scenario& scenario) {
+  GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
+  const auto run = run_launched("14", {scenario.ranks}, scenario.env, scenario.args);
+  require_all_ranks_ok(run, "the ranks train");
+  for (int r = 0; r < scenario.ranks; ++r) {
+    const int entry = scenario.visible.empty() ? r : scenario.visible.at(static_cast<std::size_t>(r));
+    const int gpu = cuda_order(scenario.env).at(static_cast<std::size_t>(entry));
+    const auto& worker = run.rank(r);
+    const std::string who = "rank " + std::to_string(r);
+    INFO(who << " has LOCAL_RANK " << worker.local_rank << ": its GPU is physical GPU " << gpu);
+    expect_that(worker.listed_on() == std::set<int>{gpu}, who + "'s process listed by nvidia-smi on " + gpus({gpu}),
+                "on " + gpus(worker.listed_on()));
+    require_that(worker.report.has_value(), who + "'s report", "none");
+    expect_contexts(*worker.report, "after training", {gpu});
+    expect_on_gpu(*worker.report, "after training", "shard", gpu);
+    expect_on_gpu(*worker.report, "after training", "weight", gpu);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every GPU visible, 4 ranks: rank r only on physical GPU r", "[lesson14]") { check({{}, 4, {}, {}}); }
+
+TEST_CASE("CUDA_VISIBLE_DEVICES=6,7 and 2 ranks: physical GPUs 6 and 7, each rank on its own", "[lesson14]") {
+  check({{{"CUDA_VISIBLE_DEVICES", "6,7"}}, 2, {6, 7}, {}});
+}
+
+TEST_CASE("tiny2 (two 2 GiB GPUs), 2 ranks with 900 MiB shards: both fit, one per GPU", "[lesson14]") {
+  check({{{"GPULAB_NODE", "tiny2"}}, 2, {}, {"--shard-mib", "900"}});
+}

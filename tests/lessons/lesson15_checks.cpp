@@ -1,0 +1,59 @@
+// Lesson 15: RANK vs LOCAL_RANK on two nodes. `gpulab launch --nnodes 2` runs each node's
+// ranks on a simulated machine of its own (node0, node1); rank r must use, on its own node,
+// the GPU CUDA numbers LOCAL_RANK. Observed from outside: the launcher's summary says which
+// node's state listed each process on which physical GPU.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "expect.h"
+#include "gpu_requirements.h"
+#include "launched_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+struct Scenario {
+  Env env;
+  int per_node;
+  std::vector<int> visible;  // the CUDA_VISIBLE_DEVICES list on every node; empty: unset
+};
+
+void check(const Scenario& scenario) {
+  GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
+  const auto run = run_launched("15", {scenario.per_node, 2}, scenario.env);
+  require_all_ranks_ok(run, "the eight ranks of two nodes train");
+  std::set<std::string> hashes;
+  for (int r = 0; r < 2 * scenario.per_node; ++r) {
+    const int local = r % scenario.per_node;
+    const int entry = scenario.visible.empty() ? local : scenario.visible.at(static_cast<std::size_t>(local));
+    const int gpu = cuda_order(scenario.env).at(static_cast<std::size_t>(entry));
+    const std::string host = "node" + std::to_string(r / scenario.per_node);
+    const auto& worker = run.rank(r);
+    const std::string who = "rank " + std::to_string(r);
+    INFO(who << " runs on " << host << " with LOCAL_RANK " << local << ": cuda:" << local << " there is physical GPU " << gpu);
+    expect_equal(who + "'s node", worker.host, host);
+    expect_that(worker.listed_on() == std::set<int>{gpu}, who + "'s process listed on " + host + "'s " + gpus({gpu}),
+                "on " + gpus(worker.listed_on()));
+    require_that(worker.report.has_value(), who + "'s report", "none");
+    expect_on_gpu(*worker.report, "after training", "weight", gpu);
+    hashes.insert(worker.report->fact("parameters_hash").get<std::string>());
+  }
+  expect_that(hashes.size() == 1, "the same parameters on every rank of both nodes (one hash)",
+              std::to_string(hashes.size()) + " different parameter hashes");
+}
+
+}  // namespace
+
+TEST_CASE("the lesson's scenario: two pascal-rig nodes, 4 ranks each: rank r on GPU LOCAL_RANK of node r/4",
+          "[lesson15]") {
+  check({{{"GPULAB_NODE", "pascal-rig"}}, 4, {}});
+}
+
+TEST_CASE("two dgx-a100 nodes under CUDA_VISIBLE_DEVICES=2,3, 2 ranks each: physical GPUs 2 and 3 on both",
+          "[lesson15]") {
+  check({{{"CUDA_VISIBLE_DEVICES", "2,3"}}, 2, {2, 3}});
+}

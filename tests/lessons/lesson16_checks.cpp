@@ -1,0 +1,64 @@
+// Lesson 16: a checkpoint saved from cuda:3 on the 8-GPU node. Loaded into a CPU module on
+// the saving machine, torch::load moves the parameters to the saved device (BEHAVIOUR §4);
+// on tiny2 (2 GPUs) the naive load fails with the real error, and the learner's load must
+// put the weights on the GPU --device names. Each step is its own process, as on two machines.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "expect.h"
+#include "gpu_requirements.h"
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+struct Scenario {
+  Env env;  // the loading machine
+  std::string device;
+  int physical;  // the physical GPU --device is there
+};
+
+void check(const Scenario& scenario) {
+  const Env saving = {{"GPULAB_NODE", "dgx-a100"}};
+  GPULAB_REQUIRE_GPUS(4, saving);
+  const std::string file = fresh_state_dir() + "/checkpoint.pt";
+  const auto save = run_lesson("16", saving, {"--save", file});
+  require_no_errors(save, "the save step");
+  const int saved_on = cuda_order(saving).at(3);
+  expect_on_gpu(save, "saved", "weight", saved_on);
+  {
+    INFO("torch::load into a module moves its parameters to the device the checkpoint names");
+    expect_on_gpu(save, "loaded on the saving machine", "weight", saved_on);
+    expect_on_gpu(save, "loaded on the saving machine", "bias", saved_on);
+  }
+
+  const auto load = run_lesson("16", scenario.env, {"--load", file, "--device", scenario.device});
+  const auto naive = load.errors("naive load");
+  expect_that(naive.size() == 1 && naive.front().find("invalid device ordinal") != std::string::npos,
+              "the naive load fails with 'CUDA error: invalid device ordinal' (no cuda:3 here)",
+              naive.empty() ? "it did not fail" : "'" + naive.front().substr(0, naive.front().find('\n')) + "'");
+  const auto uncaught = load.errors("uncaught");
+  require_that(uncaught.empty(), "your load succeeds",
+               uncaught.empty() ? "" : "'" + uncaught.front().substr(0, uncaught.front().find('\n')) + "'");
+  INFO("--device " << scenario.device << " is physical GPU " << scenario.physical << " on the loading machine");
+  expect_on_gpu(load, "loaded", "weight", scenario.physical);
+  expect_on_gpu(load, "loaded", "bias", scenario.physical);
+}
+
+}  // namespace
+
+TEST_CASE("the lesson's scenario: saved from cuda:3 of dgx-a100, loaded on tiny2 to cuda:1 (physical GPU 1)",
+          "[lesson16]") {
+  check({{{"GPULAB_NODE", "tiny2"}}, "cuda:1", 1});
+}
+
+TEST_CASE("loaded on tiny2 under CUDA_VISIBLE_DEVICES=1 to cuda:0: physical GPU 1", "[lesson16]") {
+  check({{{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1"}}, "cuda:0", 1});
+}
+
+TEST_CASE("loaded on dgx-a100 under CUDA_VISIBLE_DEVICES=5 to cuda:0: physical GPU 5", "[lesson16]") {
+  check({{{"GPULAB_NODE", "dgx-a100"}, {"CUDA_VISIBLE_DEVICES", "5"}}, "cuda:0", 5});
+}
