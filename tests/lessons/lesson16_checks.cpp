@@ -1,5 +1,5 @@
 // Lesson 16: a checkpoint saved from cuda:3 on the 8-GPU node. Loaded into a CPU module on
-// the saving machine, torch::load moves the parameters to the saved device (docs/reference.md);
+// the saving machine, torch::load moves the parameters to the saved device (its README explains why);
 // on tiny2 (2 GPUs) the naive load fails with the real error, and the learner's load must
 // put the weights on the GPU --device names. Each step is its own process, as on two machines.
 #include <string>
