@@ -51,7 +51,7 @@ class NodeState {
   /// The state folder: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-UID.
   /// GPULAB_SHARED_NODE=1 requires GPULAB_STATE_DIR (a group folder): throws without it.
   static std::string default_directory();
-  /// <folder>/<node>.state, or <node>@<host>.state under GPULAB_HOST (one of several
+  /// FOLDER/NODE.state, or FOLDER/NODE@HOST.state under GPULAB_HOST (one of several
   /// simulated machines on this host); a GPULAB_HOST that is not a plain name throws.
   static std::string default_path(const Node& node);
 
