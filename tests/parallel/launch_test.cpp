@@ -65,7 +65,7 @@ TEST_CASE("every worker gets torchrun's variables: RANK, LOCAL_RANK, WORLD_SIZE,
   CHECK(std::stoi(*ports.begin()) > 0);
 }
 
-TEST_CASE("two nodes on this host: RANK = node * nproc + LOCAL_RANK and each node's GPULAB_HOST; --node-rank runs one",
+TEST_CASE("two nodes on this host: RANK is node times nproc plus LOCAL_RANK, each node's GPULAB_HOST, and with --node-rank only one",
           "[launch]") {
   const std::string echo = "echo $RANK $LOCAL_RANK $GROUP_RANK $WORLD_SIZE ${GPULAB_HOST:-none}";
   const auto both = launch_with({"--nnodes", "2", "--nproc-per-node", "2", "--quiet", "--", "sh", "-c", echo});

@@ -77,7 +77,7 @@ TEST_CASE("two nodes here: global ranks node by node, each node's own GPULAB_HOS
   CHECK(env_of(workers[3]).at("GROUP_WORLD_SIZE") == "2");
 }
 
-TEST_CASE("--node-rank 1 of 2: only that node's workers, no simulated host", "[unit][launcher]") {
+TEST_CASE("node rank 1 of 2 (--node-rank): only that node's workers, no simulated host", "[unit][launcher]") {
   const auto workers = gpulab::plan_workers(plan(2, 4, 1), nothing_inherited);
   REQUIRE(workers.size() == 4);
   CHECK(workers.front().rank == 4);
@@ -96,7 +96,7 @@ TEST_CASE("plans that cannot run are refused with a message", "[unit][launcher]"
   CHECK(gpulab::free_port() > 0);
 }
 
-TEST_CASE("GPULAB_HOST gives each simulated machine its own state file; only a plain name is accepted",
+TEST_CASE("GPULAB_HOST gives each simulated machine its own state file, and only a plain name is accepted",
           "[unit][launcher]") {
   const gpulab::Node node = gpulab::load_node_file(std::string(GPULAB_TEST_SOURCE_DIR) + "/nodes/tiny2.json");
   const char* before = std::getenv("GPULAB_STATE_DIR");
