@@ -25,7 +25,7 @@ struct Scenario {
 void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
   const auto run = run_launched("15", {scenario.per_node, 2}, scenario.env);
-  require_all_ranks_ok(run, "the eight ranks of two nodes train");
+  require_all_ranks_ok(run, "the " + std::to_string(2 * scenario.per_node) + " ranks of two nodes train");
   std::set<std::string> hashes;
   for (int r = 0; r < 2 * scenario.per_node; ++r) {
     const int local = r % scenario.per_node;
