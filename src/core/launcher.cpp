@@ -77,10 +77,15 @@ struct Running {
   bool reaped = false;
 };
 
-[[noreturn]] void exec_worker(const std::vector<std::string>& command, const EnvChanges& env, int out_fd, int err_fd) {
+[[noreturn]] void exec_worker(const std::vector<std::string>& command, const EnvChanges& env, int out_fd, int err_fd,
+                              const sigset_t& mask_before_fork) {
   setpgid(0, 0);  // its own group: stopping it stops what it started (sh -c, a wrapper)
+  // The launcher's handlers must not run here: a SIGTERM sent to this worker before it has
+  // exec'd would otherwise write to the launcher's signal pipe and read as an interrupt.
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  signal(SIGCHLD, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &mask_before_fork, nullptr);
   dup2(out_fd, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
   for (const auto& [name, value] : env) {
@@ -252,7 +257,13 @@ LaunchResult run_workers(const LaunchPlan& plan, const std::vector<WorkerSpec>& 
       cleanup();
       throw std::runtime_error(std::string("gpulab launch: pipe: ") + std::strerror(errno));
     }
+    // Signals stay blocked from fork until the child has reset its handlers (see exec_worker).
+    sigset_t blocked, before_fork;
+    sigemptyset(&blocked);
+    for (int s : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&blocked, s);
+    sigprocmask(SIG_BLOCK, &blocked, &before_fork);
     const pid_t pid = fork();
+    if (pid != 0) sigprocmask(SIG_SETMASK, &before_fork, nullptr);
     if (pid < 0) {
       for (auto& w : workers) stop_group(w, SIGKILL);
       cleanup();
@@ -261,7 +272,7 @@ LaunchResult run_workers(const LaunchPlan& plan, const std::vector<WorkerSpec>& 
     if (pid == 0) {
       EnvChanges env = specs[i].env;
       if (!error_dir.empty()) env.emplace_back("TORCHELASTIC_ERROR_FILE", error_file(specs[i].rank));
-      exec_worker(plan.command, env, out[1], err[1]);
+      exec_worker(plan.command, env, out[1], err[1], before_fork);
     }
     setpgid(pid, pid);  // also here: no race with a signal sent before the child ran setpgid
     close(out[1]);
