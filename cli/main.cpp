@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   setup_nodes(app);
   setup_targets(app);
   setup_launch(app);
+  setup_start(app);
+  setup_reset(app);
+  setup_quiz(app);
+  setup_dev(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,1 @@
+// gpulab check all (filled in by check.cpp's dispatch)

@@ -1,0 +1,1 @@
+// The learner's progress (progress.h).

@@ -1,0 +1,5 @@
+#include "commands.h"
+
+namespace gpulab::cli {
+void setup_reset(CLI::App&) {}
+}  // namespace gpulab::cli
