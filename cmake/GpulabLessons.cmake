@@ -4,6 +4,10 @@ file(READ "${PROJECT_SOURCE_DIR}/lessons/manifest.json" _manifest)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/lessons/manifest.json")
 string(JSON _count LENGTH "${_manifest}" lessons)
 set(GPULAB_LESSON_IDS "")
+# `gpulab_programs`: every lesson and solution program and the CLI, without the tests (CI's
+# CUDA stage builds only what a learner runs on real GPUs; the tests are built on the GPU).
+add_custom_target(gpulab_programs)
+add_dependencies(gpulab_programs gpulab_cli)
 
 function(gpulab_add_lesson_program target source)
   add_executable(${target} "${source}")
@@ -23,6 +27,7 @@ if(_count GREATER 0)
     endif()
     gpulab_add_lesson_program(lesson-${_id} "${PROJECT_SOURCE_DIR}/lessons/${_id}-${_slug}/main.cpp")
     gpulab_add_lesson_program(solution-${_id} "${PROJECT_SOURCE_DIR}/solutions/${_id}-${_slug}/main.cpp")
+    add_dependencies(gpulab_programs lesson-${_id} solution-${_id})
     list(APPEND GPULAB_LESSON_IDS ${_id})
   endforeach()
 endif()
