@@ -10,6 +10,23 @@
 
 namespace gpulab {
 
+/// A question the tutorial asks before a lesson first runs, scored against what the run's
+/// report shows (never against an answer written here). `observe` says what to look at:
+///   "tensor"     where tensor `subject` lives: a physical GPU number or "cpu";
+///   "gpus_used"  the physical GPUs the process holds memory on: a list, or "none";
+///   "gpu_memory" whether the process holds memory on physical GPU `subject`: yes/no;
+///   "fact"       the lesson's fact `subject` (e.g. device_count): a number or text;
+///   "error"      whether an error whose label starts with `subject` was reported: yes/no.
+struct Prediction {
+  std::string question;
+  std::string observe;
+  std::string subject;
+  std::string at;   ///< observation label; empty: the last observation that shows the subject
+  int rank = 0;     ///< launched lessons: whose report
+  int step = 0;     ///< stepped lessons: which step's report
+  std::string why;  ///< the explanation shown when the answer differs
+};
+
 struct LessonEntry {
   std::string id;                  ///< "04"
   std::string slug;                ///< "cuda-1-is-gpu-3"
@@ -19,6 +36,7 @@ struct LessonEntry {
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> args;   ///< default scenario arguments
   std::vector<std::string> hints;  ///< progressively more specific
+  std::vector<Prediction> predictions;
   /// Multi-process lessons run under `gpulab launch`: processes per node (0: one process,
   /// not launched) and nodes ("launch" in the scenario).
   int nproc_per_node = 0;

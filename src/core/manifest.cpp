@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,27 @@ Manifest load_manifest(const std::string& path) {
   return parse_manifest(text.str(), file);
 }
 
+namespace {
+Prediction parse_prediction(const nlohmann::json& item, const std::string& file, const std::string& lesson) {
+  Prediction prediction;
+  prediction.question = item.at("question").get<std::string>();
+  prediction.observe = item.at("observe").get<std::string>();
+  prediction.subject = item.value("subject", std::string());
+  prediction.at = item.value("at", std::string());
+  prediction.rank = item.value("rank", 0);
+  prediction.step = item.value("step", 0);
+  prediction.why = item.at("why").get<std::string>();
+  static const std::set<std::string> kinds = {"tensor", "gpus_used", "gpu_memory", "fact", "error"};
+  const bool needs_subject = prediction.observe != "gpus_used" && prediction.observe != "error";
+  if (kinds.count(prediction.observe) == 0 || (needs_subject && prediction.subject.empty()) || prediction.rank < 0 ||
+      prediction.step < 0)
+    throw ManifestError("lesson manifest '" + file + "': lesson " + lesson + ": prediction '" + prediction.question +
+                        "' needs observe = tensor, gpus_used, gpu_memory, fact or error (with a subject for "
+                        "tensor, gpu_memory and fact) and a rank and step of 0 or more");
+  return prediction;
+}
+}  // namespace
+
 Manifest parse_manifest(std::string_view text, const std::string& file) {
   Manifest manifest;
   manifest.root = file.substr(0, file.rfind("/lessons/"));
@@ -44,6 +66,8 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
       lesson.title = item.at("title").get<std::string>();
       lesson.claims = item.value("claims", std::vector<std::string>{});
       lesson.hints = item.value("hints", std::vector<std::string>{});
+      for (const auto& question : item.value("predictions", nlohmann::json::array()))
+        lesson.predictions.push_back(parse_prediction(question, file, lesson.id));
       if (item.contains("scenario")) {
         const auto& scenario = item.at("scenario");
         const nlohmann::json env = scenario.value("env", nlohmann::json::object());
