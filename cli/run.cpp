@@ -1,9 +1,13 @@
 // gpulab run NN: runs a lesson (your exercise, or --solution) in its default scenario.
 // Environment variables you set yourself win over the scenario's.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +18,9 @@
 #include "gpulab/manifest.h"
 #include "gpulab/node.h"
 #include "gpulab/process.h"
+#include "gpulab/report_reader.h"
 #include "gpulab/visibility.h"
+#include "node_picture.h"
 
 namespace gpulab::cli {
 namespace {
@@ -22,6 +28,7 @@ struct RunOptions {
   std::string lesson;
   bool solution = false;
   bool json = false;
+  bool picture = true;  // the node picture after the run (not with --json)
   double timeout_s = 120;
   std::vector<std::string> args;
 };
@@ -71,12 +78,86 @@ void print_launched_json(const std::string& reports, const std::string& summary)
   std::cout << out.dump(2) << '\n';
 }
 
+// A temporary folder for the reports the programs write (GPULAB_REPORT_DIR), removed after.
+class ReportFolder {
+ public:
+  ReportFolder() {
+    std::string folder = (std::filesystem::temp_directory_path() / "gpulab-run-XXXXXX").string();
+    if (mkdtemp(folder.data()) == nullptr) throw std::runtime_error("cannot make a folder for the lesson's reports");
+    path_ = folder;
+  }
+  ~ReportFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ReportFolder(const ReportFolder&) = delete;
+  ReportFolder& operator=(const ReportFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::optional<Report> read_report(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  try {
+    return parse_report(text);
+  } catch (const ReportError& e) {
+    std::cerr << "gpulab: no node picture: the report in " << path << " is not valid (" << e.what() << ")\n";
+    return std::nullopt;
+  }
+}
+
+// The picture of the one process whose report is in `folder` (it wrote <rank|pid>.json).
+void print_picture(const std::string& folder) {
+  std::optional<Report> report;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error))
+    if (entry.path().extension() == ".json" && (report = read_report(entry.path().string()))) break;
+  std::cout << '\n';
+  if (!report) {
+    std::cout << "(no node picture: the program wrote no report)\n" << std::flush;
+    return;
+  }
+  std::cout << render_node_picture(*report, stdout_style()) << std::flush;
+}
+
+// Every rank's picture together: rank<N>.json from each rank, hosts from the launcher's summary.
+void print_ranks_picture(const std::string& folder, const std::string& summary_path) {
+  std::map<int, std::string> hosts;
+  std::ifstream summary_file(summary_path);
+  if (summary_file) {
+    const auto summary = nlohmann::json::parse(summary_file, nullptr, /*allow_exceptions=*/false);
+    if (summary.is_object() && summary.contains("workers") && summary["workers"].is_array())
+      for (const auto& worker : summary["workers"])
+        if (worker.is_object() && worker.value("rank", -1) >= 0)
+          hosts[worker.value("rank", -1)] = worker.contains("host") && worker["host"].is_string() ? worker["host"].get<std::string>() : "";
+  }
+  std::vector<RankReport> ranks;
+  for (int rank = 0;; ++rank) {
+    const std::string path = folder + "/rank" + std::to_string(rank) + ".json";
+    if (!std::filesystem::exists(path)) break;
+    if (auto report = read_report(path)) ranks.push_back({rank, hosts.count(rank) ? hosts[rank] : "", std::move(*report)});
+  }
+  std::cout << '\n' << render_ranks_picture(ranks, stdout_style()) << std::flush;
+}
+
 ProcessResult run_step(const RunOptions& options, const LessonEntry& lesson, ProcessOptions process) {
   const std::string program = bin_dir() + "/" + (options.solution ? "solution" : "lesson") + "-" + lesson.id;
+  // The picture needs the report: the program also writes it to a file (GPULAB_REPORT_DIR)
+  // while its output streams as usual; --json output stays exactly the program's.
+  const bool picture = options.picture && !options.json;
   if (!lesson.launched()) {
     process.argv.insert(process.argv.begin(), program);
     if (options.json) process.argv.push_back("--json");
-    return run_process(process);
+    if (!picture) return run_process(process);
+    ReportFolder folder;
+    process.env.emplace_back("GPULAB_REPORT_DIR", folder.path());
+    const ProcessResult result = run_process(process);
+    if (result.signal == 0 && !result.timed_out) print_picture(folder.path());
+    return result;
   }
   std::vector<std::string> launch = {bin_dir() + "/gpulab", "launch", "--nproc-per-node", std::to_string(lesson.nproc_per_node)};
   if (lesson.nnodes > 1) launch.insert(launch.end(), {"--nnodes", std::to_string(lesson.nnodes)});
@@ -100,12 +181,21 @@ ProcessResult run_step(const RunOptions& options, const LessonEntry& lesson, Pro
   process.argv.insert(process.argv.begin(), launch.begin(), launch.end());
   if (options.json) process.argv.push_back("--json");
   if (options.json) process.capture = true;  // the ranks' prefixed output is not JSON
+  std::optional<ReportFolder> picture_folder;
+  if (picture) {
+    picture_folder.emplace();
+    process.env.emplace_back("GPULAB_REPORT_DIR", picture_folder->path());
+    const auto separator = std::find(process.argv.begin(), process.argv.end(), "--");
+    process.argv.insert(separator, {"--summary-json", picture_folder->path() + "/launch.json"});
+  }
   const ProcessResult result = run_process(process);
   if (options.json) {
     print_launched_json(reports, reports + "/launch.json");
     std::error_code ignored;
     std::filesystem::remove_all(reports, ignored);
   }
+  if (picture_folder && result.signal == 0 && !result.timed_out)
+    print_ranks_picture(picture_folder->path(), picture_folder->path() + "/launch.json");
   return result;
 }
 
@@ -174,6 +264,7 @@ void setup_run(CLI::App& app) {
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04")->required();
   cmd->add_flag("--solution", options->solution, "run the reference solution instead of your exercise");
   cmd->add_flag("--json", options->json, "print the lesson report as JSON (docs/report-schema.md)");
+  cmd->add_flag("!--no-picture", options->picture, "no picture of the node (docs/node-picture.md) after the run");
   cmd->add_option("--timeout", options->timeout_s, "stop the program after this many seconds")->capture_default_str();
   cmd->add_option("args", options->args, "arguments for the lesson program (after --)");
   cmd->callback([options] { run_lesson_program(*options); });

@@ -21,7 +21,7 @@
 #include "gpulab/process.h"
 #include "gpulab/report_reader.h"
 #include "node_picture.h"
-#include "predictions.h"
+#include "gpulab/predictions.h"
 #include "progress.h"
 #include "terminal.h"
 
@@ -223,28 +223,41 @@ class Tutorial {
   }
 
   void print_pictures(const nlohmann::json& document) {
-    PictureStyle style;
-    style.color = isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
-    auto draw = [&](const nlohmann::json& one, const std::string& heading) {
+    const PictureStyle style = stdout_style();
+    auto parsed = [](const nlohmann::json& one) -> std::optional<Report> {
       try {
-        const Report report = parse_report(one.dump());
-        if (!heading.empty()) std::cout << heading << '\n';
-        std::cout << render_node_picture(report, style);
-        for (const auto& error : report.errors) std::cout << "  error (" << error.label << "): " << error.message << '\n';
+        return parse_report(one.dump());
       } catch (const std::exception& e) {
         std::cout << "(no picture: " << e.what() << ")\n";
+        return std::nullopt;
       }
+    };
+    auto errors = [](const Report& report, const std::string& who) {
+      for (const auto& error : report.errors) std::cout << "  error" << who << " (" << error.label << "): " << error.message << '\n';
     };
     std::cout << '\n';
     if (document.contains("ranks")) {
-      for (const auto& rank : document.at("ranks"))
-        draw(rank, fmt::format("-- rank {}", rank.value("facts", nlohmann::json::object()).value("rank", -1)));
-    } else if (document.contains("steps")) {
-      int step = 1;
-      for (const auto& one : document.at("steps")) draw(one, fmt::format("-- step {}", step++));
-    } else {
-      draw(document, "");
+      std::map<int, std::string> hosts;  // the simulated host of each rank, from the launcher's summary
+      for (const auto& worker : document.value("launch", nlohmann::json::object()).value("workers", nlohmann::json::array()))
+        if (worker.is_object() && worker.contains("host") && worker.at("host").is_string())
+          hosts[worker.value("rank", -1)] = worker.at("host").get<std::string>();
+      std::vector<RankReport> ranks;
+      for (const auto& one : document.at("ranks"))
+        if (auto report = parsed(one)) {
+          const int rank = one.value("facts", nlohmann::json::object()).value("rank", static_cast<int>(ranks.size()));
+          ranks.push_back({rank, hosts.count(rank) ? hosts[rank] : "", *report});
+        }
+      std::cout << render_ranks_picture(ranks, style);
+      for (const auto& rank : ranks) errors(rank.report, " in rank " + std::to_string(rank.rank));
+      return;
     }
+    const nlohmann::json parts = document.contains("steps") ? document.at("steps") : nlohmann::json::array({document});
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (const auto report = parsed(parts[i])) {
+        if (parts.size() > 1) std::cout << fmt::format("-- step {} of {}\n", i + 1, parts.size());
+        std::cout << render_node_picture(*report, style);
+        errors(*report, "");
+      }
   }
 
   void run_and_picture() {

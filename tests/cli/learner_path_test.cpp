@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/manifest.h"
+#include "gpulab/predictions.h"
 #include "gpulab/process.h"
 #include "gpulab/report_reader.h"
 #include "lesson_run.h"
@@ -109,6 +110,15 @@ TEST_CASE("run: every lesson runs as typed, with and without its leading zero, a
           REQUIRE_NOTHROW(report = parse_report(text));
           CHECK(report.lesson == lesson.id);
           if (!lesson.launched() && lesson.steps.empty()) CHECK(report.exit_code == typed.result.exit_code);
+        }
+        // Every prediction `gpulab start` asks can be scored from the exercise's own run: its
+        // labels, tensors, facts and ranks exist in the report (a typo would leave it unscorable).
+        if (args.size() == 3) {
+          const auto document = nlohmann::json::parse(typed.result.out);
+          for (const auto& prediction : lesson.predictions) {
+            INFO("prediction: " << prediction.question);
+            CHECK(observed_answer(prediction, document).has_value());
+          }
         }
       }
     }

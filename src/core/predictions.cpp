@@ -1,11 +1,11 @@
-#include "predictions.h"
+#include "gpulab/predictions.h"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 #include <sstream>
 
-namespace gpulab::cli {
+namespace gpulab {
 namespace {
 
 std::string trimmed_lower(const std::string& text) {
@@ -141,4 +141,4 @@ std::optional<std::string> observed_answer(const Prediction& prediction, const n
   }
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab

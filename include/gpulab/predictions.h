@@ -9,7 +9,7 @@
 
 #include "gpulab/manifest.h"
 
-namespace gpulab::cli {
+namespace gpulab {
 
 /// How to type an answer to this question, e.g. "a physical GPU number, or cpu".
 std::string answer_format(const Prediction& prediction);
@@ -23,4 +23,4 @@ std::optional<std::string> canonical_answer(const Prediction& prediction, const 
 /// document: one report, {"ranks": [...]} or {"steps": [...]}.
 std::optional<std::string> observed_answer(const Prediction& prediction, const nlohmann::json& run);
 
-}  // namespace gpulab::cli
+}  // namespace gpulab
