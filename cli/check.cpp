@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "check_all.h"
 #include "check_verdict.h"
 #include "commands.h"
 #include "exit_codes.h"
@@ -21,9 +22,8 @@ struct CheckOptions {
   std::string lesson;
   bool solution = false;
   bool verbose = false;
+  GradeOptions all;  ///< `check all`'s options (check_all.cpp); --timeout applies to one lesson too
 };
-
-constexpr double kChecksTimeout = 300;
 
 // The checks note here each lesson program that crashed or hung (tests/support), so the
 // verdict can say so and `check` can exit with the matching code.
@@ -72,7 +72,7 @@ void check_lesson(const CheckOptions& options) {
   if (!options.verbose) process.argv.insert(process.argv.end(), {"--reporter", "xml"});
   process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes.path()}};
   process.capture = !options.verbose;
-  process.timeout_s = kChecksTimeout;
+  process.timeout_s = options.all.timeout_s;
   std::cout << fmt::format("== lesson {}: checking {} ({})\n", lesson.id, options.solution ? "the solution" : "your exercise", file);
   const ProcessResult result = run_process(process);
 
@@ -90,7 +90,7 @@ void check_lesson(const CheckOptions& options) {
     verdict = parse_check_xml(result.out, {bin_dir() + "/", manifest.root + "/"});
   } catch (const std::exception&) {
     std::cerr << fmt::format("gpulab: lesson {}'s checks {} before giving a verdict.\n{}", lesson.id,
-                             result.outcome(kChecksTimeout), result.err);
+                             result.outcome(options.all.timeout_s), result.err);
     throw Exit{result.timed_out ? kTimedOut : kCrashed};
   }
   std::cout << render_verdict(verdict);
@@ -109,10 +109,22 @@ void check_lesson(const CheckOptions& options) {
 void setup_check(CLI::App& app) {
   auto options = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "check your exercise against the lesson's tests");
-  cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04")->required();
+  cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04, or all (every lesson, for grading)")->required();
   cmd->add_flag("--solution", options->solution, "check the reference solution instead");
   cmd->add_flag("--verbose,-v", options->verbose, "show the checks' raw output (Catch2's report)");
-  cmd->callback([options] { check_lesson(*options); });
+  add_check_all_options(*cmd, options->all);
+  cmd->callback([options, cmd] {
+    if (options->lesson == "all") {
+      options->all.solution = options->solution;
+      return run_check_all(options->all);
+    }
+    for (const char* only_all : {"--junit", "--json", "--root", "--build-dir", "--lessons", "--no-placement"})
+      if (cmd->count(only_all) > 0) {
+        std::cerr << fmt::format("gpulab: {} is for `check all`, not one lesson\n", only_all);
+        throw Exit{kUsage};
+      }
+    check_lesson(*options);
+  });
 }
 
 }  // namespace gpulab::cli
