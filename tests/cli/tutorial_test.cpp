@@ -233,3 +233,37 @@ TEST_CASE("start refuses a lesson that does not exist, naming the lessons", "[tu
   CHECK(result.exit_code == 2);
   CHECK(result.err.find("there is no lesson '42'") != std::string::npos);
 }
+
+TEST_CASE("reset backs up the learner's file, says where, then restores the exercise as shipped", "[tutorial]") {
+  const std::string relative = "lessons/01-meet-the-node/main.cpp";
+  const std::string exercise = source_dir() + "/" + relative;
+  ExerciseGuard guard(exercise);
+  ProcessOptions git;
+  git.argv = {"git", "-C", source_dir(), "show", "HEAD:" + relative};
+  const ProcessResult shipped = run_process(git);
+  REQUIRE(shipped.ok());
+  const std::string mine = guard.original() + "\n// my work in progress\n";
+  write_text(exercise, mine);
+
+  ProcessOptions reset;
+  reset.argv = {bin_dir() + "/gpulab", "reset", "1"};
+  const ProcessResult result = run_process(reset);
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string said = "is saved as ";
+  const auto at = result.out.find(said);
+  REQUIRE(at != std::string::npos);
+  const std::string backup = result.out.substr(at + said.size(), result.out.find(".\n", at) - at - said.size());
+  const std::string backup_path = source_dir() + "/" + backup;
+  CHECK(read_text(backup_path) == mine);            // nothing of the learner's is lost
+  CHECK(read_text(exercise) == shipped.out);        // and the exercise is as shipped
+  const ProcessResult again = run_process(reset);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out.find("already as shipped") != std::string::npos);
+  std::filesystem::remove(backup_path);
+  std::error_code ignored;
+  std::filesystem::remove(source_dir() + "/.gpulab-backups", ignored);  // only if empty
+
+  reset.argv = {bin_dir() + "/gpulab", "reset", "42"};
+  CHECK(run_process(reset).exit_code == 2);
+}
