@@ -35,6 +35,7 @@ Typed type(const std::vector<std::string>& args) {
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.env = {{"GPULAB_BUILD_DIR", std::string(GPULAB_TEST_BUILD_DIR)},
                  {"GPULAB_STATE_DIR", fresh_state_dir()},
+                 {"GPULAB_PROGRESS_FILE", fresh_state_dir() + "/progress"},  // never the learner's own
                  {"CUDA_VISIBLE_DEVICES", std::nullopt},
                  {"CUDA_DEVICE_ORDER", std::nullopt},
                  {"GPULAB_NODE", std::nullopt}};
@@ -175,12 +176,18 @@ TEST_CASE("hint: 1 to k give progressively more; 0 and k+1 are a one-line usage 
 }
 
 TEST_CASE("the commands around the lessons", "[commands]") {
-  SECTION("start shows the node and the lessons") {
-    const auto typed = type({"start"});
+  SECTION("start enters the tutorial at the first lesson, asks its predictions, and ends at the end of input") {
+    const auto typed = type({"start"});  // stdin: nothing to read, as from a script
     SHOW(typed);
     CHECK(typed.result.exit_code == 0);
-    for (const auto& lesson : load_manifest(source_dir() + "/lessons/manifest.json").lessons)
-      CHECK(typed.result.out.find(lesson.title) != std::string::npos);
+    const auto lessons = load_manifest(source_dir() + "/lessons/manifest.json").lessons;
+    REQUIRE_FALSE(lessons.empty());
+    const std::string total = std::to_string(lessons.size());
+    CHECK(typed.result.out.find("progress 0/" + total) != std::string::npos);
+    CHECK(typed.result.out.find("== lesson " + lessons.front().id + " of " + total + ": " + lessons.front().title) !=
+          std::string::npos);
+    CHECK(typed.result.out.find("Before it runs, predict") != std::string::npos);
+    CHECK(typed.result.out.find("bye") != std::string::npos);
   }
   SECTION("list, devices, smi, nodes and help succeed") {
     for (const auto& args : std::vector<std::vector<std::string>>{{"list"}, {"devices"}, {"smi"}, {"nodes"}, {"help"}}) {
