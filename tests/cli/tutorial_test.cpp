@@ -120,6 +120,14 @@ class Session {
   std::size_t consumed_ = 0;
 };
 
+// Waits for the text; on failure the message is everything the tutorial printed.
+#define SEEN(session, ...)                        \
+  do {                                            \
+    const bool seen = (session).wait_for(__VA_ARGS__); \
+    INFO("the tutorial printed:\n" << (session).output()); \
+    REQUIRE(seen);                                \
+  } while (false)
+
 std::string temp_progress_file() {
   return fresh_state_dir() + "/progress";
 }
@@ -145,35 +153,34 @@ TEST_CASE("start: predictions are scored against the run, a save is checked, and
   ExerciseGuard guard(exercise);
   const std::string progress = temp_progress_file();
   Session session({"start", "--lesson", "01"}, progress);
-  INFO(session.output());
 
-  REQUIRE(session.wait_for("progress 0/16"));
-  REQUIRE(session.wait_for("(a number)>"));
+  SEEN(session, "progress 0/16");
+  SEEN(session, "(a number)>");
   session.type(visible + "\n");
-  REQUIRE(session.wait_for("(a physical GPU number, or cpu)>"));
+  SEEN(session, "(a physical GPU number, or cpu)>");
   session.type(std::to_string(x_gpu + 1) + "\n");  // wrong on purpose
-  REQUIRE(session.wait_for("you said " + visible + ", the run shows " + visible + ": right."));
-  REQUIRE(session.wait_for("the run shows " + std::to_string(x_gpu) + ": not quite."));
-  REQUIRE(session.wait_for("why: "));
-  REQUIRE(session.wait_for("predictions: 1 of 2 right"));
-  REQUIRE(session.wait_for("it is checked as you save"));
-  REQUIRE(session.wait_for("> "));
+  SEEN(session, "you said " + visible + ", the run shows " + visible + ": right.");
+  SEEN(session, "the run shows " + std::to_string(x_gpu) + ": not quite.");
+  SEEN(session, "why: ");
+  SEEN(session, "predictions: 1 of 2 right");
+  SEEN(session, "it is checked as you save");
+  SEEN(session, "> ");
 
   {  // saving the shipped code again fails its checks; saving a fix passes
     write_text(exercise, guard.original() + "\n// saved again, unchanged\n");
-    REQUIRE(session.wait_for("saved: lessons/01-meet-the-node/main.cpp"));
-    REQUIRE(session.wait_for("lesson 01: not yet"));
-    REQUIRE(session.wait_for("> "));
+    SEEN(session, "saved: lessons/01-meet-the-node/main.cpp");
+    SEEN(session, "lesson 01: not yet");
+    SEEN(session, "> ");
     write_text(exercise, read_text(source_dir() + "/solutions/01-meet-the-node/main.cpp"));
-    REQUIRE(session.wait_for("saved: lessons/01-meet-the-node/main.cpp"));
-    REQUIRE(session.wait_for("lesson 01 passed. progress 1/16"));
-    REQUIRE(session.wait_for("> "));
+    SEEN(session, "saved: lessons/01-meet-the-node/main.cpp");
+    SEEN(session, "lesson 01 passed. progress 1/16");
+    SEEN(session, "> ");
     session.type("h");
-    REQUIRE(session.wait_for("hint 1 of 3"));
+    SEEN(session, "hint 1 of 3");
     session.type("h");
-    REQUIRE(session.wait_for("hint 2 of 3"));
+    SEEN(session, "hint 2 of 3");
     session.type("q");
-    REQUIRE(session.wait_for("bye"));
+    SEEN(session, "bye");
     CHECK(session.exit_code() == 0);
     const std::string recorded = read_text(progress);
     CHECK(recorded.find("lesson 01 passed predictions 1/2") != std::string::npos);
@@ -186,20 +193,19 @@ TEST_CASE("start: a program that never ends is stopped at the time limit and the
   const std::string progress = temp_progress_file();
   std::ofstream(progress) << "lesson 01 started predictions 2/2\n";  // asked already: no questions
   Session session({"start", "--lesson", "01", "--timeout", "10"}, progress);
-  INFO(session.output());
-  REQUIRE(session.wait_for("it is checked as you save"));
-  REQUIRE(session.wait_for("> "));
+  SEEN(session, "it is checked as you save");
+  SEEN(session, "> ");
   // A loop that never ends at the top of main, in a file that compiles.
   std::string hanging = guard.original();
   const auto main_at = hanging.find("int main(");
   REQUIRE(main_at != std::string::npos);
-  hanging.insert(hanging.find('{', main_at) + 1, "\n  for (volatile int spin = 0;; spin = spin + 1) {}\n");
+  hanging.insert(hanging.find('{', main_at) + 1, "\n  for (volatile bool forever = true; forever;) {\n  }\n");
   write_text(exercise, hanging);
-  REQUIRE(session.wait_for("saved: lessons/01-meet-the-node/main.cpp"));
-  REQUIRE(session.wait_for("did not finish within 10 s"));
-  REQUIRE(session.wait_for("> "));
+  SEEN(session, "saved: lessons/01-meet-the-node/main.cpp");
+  SEEN(session, "did not finish within 10 s");
+  SEEN(session, "> ");
   session.type("l");
-  REQUIRE(session.wait_for("01  Meet the node"));
+  SEEN(session, "01  Meet the node");
   session.type("q");
   CHECK(session.exit_code() == 0);
 }
