@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <torch/cuda.h>
 
 #include "commands.h"
 #include "gpulab/observe.h"
@@ -25,7 +24,7 @@ nlohmann::json env_or_null(const char* name) {
 
 void run_devices(const DevicesOptions& options) {
   auto observer = make_observer();
-  const int count = static_cast<int>(torch::cuda::device_count());  // initialises CUDA, like any CUDA program
+  const int count = observer->cuda_device_count();  // initialises CUDA, like any CUDA program
   const auto gpus = observer->gpus();
   nlohmann::json devices = nlohmann::json::array();
   for (int index = 0; index < count; ++index) {

@@ -49,6 +49,9 @@ class Observer {
   /// Every physical GPU with every process's usage. Never initialises CUDA in the
   /// calling process, so observing does not freeze CUDA_VISIBLE_DEVICES.
   virtual std::vector<GpuView> gpus() = 0;
+  /// How many CUDA devices this process sees, as torch::cuda::device_count() counts them
+  /// (0 when CUDA cannot start). Initialises CUDA in the calling process.
+  virtual int cuda_device_count() = 0;
   /// The physical GPU behind a CUDA device index of this process (CUDA must be initialised).
   virtual int physical_index(int cuda_index) = 0;
 };

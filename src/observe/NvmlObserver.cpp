@@ -21,7 +21,6 @@
 #include <stdexcept>
 #include <tuple>
 
-#include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
 
 #define NVML_NO_UNVERSIONED_FUNC_DEFS
@@ -213,10 +212,15 @@ class NvmlObserver final : public Observer {
     return views;
   }
 
+  int cuda_device_count() override {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;  // c10::cuda::device_count's 0 on failure
+  }
+
   int physical_index(int cuda_index) override {
     char bus_id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE] = {};
     const cudaError_t status = cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, cuda_index);
-    TORCH_CHECK(status == cudaSuccess, "CUDA error: ", cudaGetErrorString(status));
+    if (status != cudaSuccess) throw std::runtime_error(std::string("CUDA error: ") + cudaGetErrorString(status));
     const std::vector<GpuView> all = listing();
     // By PCI address (a MIG instance maps to its parent GPU), else by UUID.
     if (const auto wanted = parse_pci(bus_id))

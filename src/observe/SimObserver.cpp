@@ -1,10 +1,12 @@
 // The simulated node's observer: reads the node state shared by every process, like
-// nvidia-smi reads the driver's.
+// nvidia-smi reads the driver's. Torch-free: the command line links it without LibTorch.
 #include <unistd.h>
 
 #include <memory>
+#include <stdexcept>
 
-#include "SimErrors.h"
+#include "cuda_check_message.h"
+#include "driver.h"
 #include "gpulab/node_state.h"
 #include "gpulab/observe.h"
 
@@ -55,13 +57,25 @@ class SimObserver final : public Observer {
     return views;
   }
 
+  int cuda_device_count() override { return driver().device_count(); }
+
   int physical_index(int cuda_index) override {
-    sim::Driver& driver = sim::driver();
-    sim::check(driver.check_device(cuda_index));
+    sim::Driver& driver = this->driver();
+    if (const sim::Error error = driver.check_device(cuda_index); error != sim::Error::Success)
+      throw std::runtime_error(sim::cuda_error_message(error));
     return driver.physical_index(cuda_index);
   }
 
  private:
+  // The process's driver; a node or state problem says what to fix, as in a lesson program.
+  static sim::Driver& driver() {
+    try {
+      return sim::Driver::get();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("gpulab simulated node: ") + e.what());
+    }
+  }
+
   // An observer made before CUDA initialised read GPULAB_NODE and GPULAB_STATE_DIR then;
   // once the driver exists, its node and state are the ones this process uses (a program
   // may change the variables between the two), so the observer switches to them.

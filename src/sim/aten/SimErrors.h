@@ -3,12 +3,10 @@
 
 #include <c10/util/Exception.h>
 
+#include "../runtime/cuda_check_message.h"
 #include "../runtime/driver.h"
 
 namespace gpulab::sim {
-
-/// C10_CUDA_CHECK's message for a failed runtime call, in the profile's PyTorch wording.
-std::string cuda_error_message(Error error);
 
 /// Throws c10::Error("CUDA error: ...") unless `error` is Success.
 void check(Error error);
