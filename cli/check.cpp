@@ -22,6 +22,7 @@ struct CheckOptions {
   std::string lesson;
   bool solution = false;
   bool verbose = false;
+  bool stretch = false;  ///< the lesson's optional stretch task instead of its task
   GradeOptions all;  ///< `check all`'s options (check_all.cpp); --timeout applies to one lesson too
 };
 
@@ -68,17 +69,23 @@ void check_lesson(const CheckOptions& options) {
   OutcomeFile outcomes;
 
   ProcessOptions process;
-  process.argv = {bin_dir() + "/lesson" + lesson.id + "-checks"};
+  process.argv = {bin_dir() + "/lesson" + lesson.id + "-checks", options.stretch ? kStretchChecks : kLessonChecks};
   if (!options.verbose) process.argv.insert(process.argv.end(), {"--reporter", "xml"});
   process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes.path()}};
   process.capture = !options.verbose;
   process.timeout_s = options.all.timeout_s;
-  std::cout << fmt::format("== lesson {}: checking {} ({})\n", lesson.id, options.solution ? "the solution" : "your exercise", file);
+  const std::string what = options.stretch ? "stretch task" : "task";
+  std::cout << fmt::format("== lesson {}: checking {}'s {} ({})\n", lesson.id, options.solution ? "the solution" : "your exercise",
+                           what, file);
   const ProcessResult result = run_process(process);
+  if (options.stretch && result.out.find("No test cases matched") != std::string::npos) {
+    std::cout << fmt::format("lesson {} has no stretch task.\n", lesson.id);
+    return;
+  }
 
   if (options.verbose) {
     if (result.ok()) {
-      std::cout << fmt::format("\nlesson {} passes its checks.\n", lesson.id);
+      std::cout << fmt::format("\nlesson {}: the {} passes its checks.\n", lesson.id, what);
       return;
     }
     std::cout << fmt::format("\nlesson {}: not yet. Stuck? ./gpulab hint {}\n", lesson.id, lesson.id);
@@ -95,7 +102,10 @@ void check_lesson(const CheckOptions& options) {
   }
   std::cout << render_verdict(verdict);
   if (result.ok() && verdict.failed() == 0) {
-    std::cout << fmt::format("\nlesson {} passes its checks ({} of {}).\n", lesson.id, verdict.passed(), verdict.cases.size());
+    std::cout << fmt::format("\nlesson {}: the {} passes its checks ({} of {}).\n", lesson.id, what, verdict.passed(),
+                             verdict.cases.size());
+    if (!options.stretch && !lesson.stretch.empty())
+      std::cout << fmt::format("Stretch (optional): {}\n  ./gpulab check {} --stretch\n", lesson.stretch, lesson.id);
     return;
   }
   const std::string what_happened = outcomes.text();
@@ -112,13 +122,18 @@ void setup_check(CLI::App& app) {
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04, or all (every lesson, for grading)")->required();
   cmd->add_flag("--solution", options->solution, "check the reference solution instead");
   cmd->add_flag("--verbose,-v", options->verbose, "show the checks' raw output (Catch2's report)");
+  cmd->add_flag("--stretch", options->stretch, "check the lesson's optional stretch task instead of its task");
   add_check_all_options(*cmd, options->all);
   cmd->callback([options, cmd] {
+    if (options->stretch && options->lesson == "all") {
+      std::cerr << "gpulab: --stretch checks one lesson's stretch task; `check all` grades the tasks\n";
+      throw Exit{kUsage};
+    }
     if (options->lesson == "all") {
       options->all.solution = options->solution;
       return run_check_all(options->all);
     }
-    for (const char* only_all : {"--junit", "--json", "--root", "--build-dir", "--lessons", "--no-placement"})
+    for (const char* only_all : {"--junit", "--json", "--root", "--build-dir", "--lessons", "--no-placement", "--fail-fast"})
       if (cmd->count(only_all) > 0) {
         std::cerr << fmt::format("gpulab: {} is for `check all`, not one lesson\n", only_all);
         throw Exit{kUsage};

@@ -385,7 +385,8 @@ void run_checks(LessonGrade& grade, const LessonEntry& lesson, const GradeOption
   const std::string outcomes = scratch.fresh("outcomes-" + lesson.id);
   std::ofstream(outcomes).close();
   ProcessOptions process;
-  process.argv = {paths.bin + "/lesson" + lesson.id + "-checks", "--reporter", "xml"};
+  process.argv = {paths.bin + "/lesson" + lesson.id + "-checks", kLessonChecks, "--reporter", "xml"};
+  if (options.fail_fast) process.argv.push_back("--abort");
   process.env = {{"GPULAB_CHECK_TARGET", options.solution ? "solution" : "exercise"}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
   process.timeout_s = options.timeout_s;
   // Catch2's own JUnit report comes from a second run of the same checks, at the same time
@@ -394,7 +395,7 @@ void run_checks(LessonGrade& grade, const LessonEntry& lesson, const GradeOption
   if (!options.junit.empty()) {
     const std::string file = scratch.fresh("junit-" + lesson.id + ".xml");
     ProcessOptions junit_run = process;
-    junit_run.argv = {process.argv[0], "--reporter", "junit", "--out", file};
+    junit_run.argv = {process.argv[0], kLessonChecks, "--reporter", "junit", "--out", file};
     junit_run.env.back().second = scratch.fresh("outcomes-junit-" + lesson.id);
     junit = std::async(std::launch::async, [junit_run, file] {
       run_process(junit_run);
@@ -683,6 +684,7 @@ void add_check_all_options(CLI::App& check, GradeOptions& options) {
       ->default_str("build-grading-<name>, beside the build folder");
   check.add_option("--timeout", options.timeout_s, "seconds each lesson's checks may run")->capture_default_str();
   check.add_option("--lessons", options.lessons, "check all: only these lessons, e.g. 01,04")->delimiter(',');
+  check.add_flag("--fail-fast", options.fail_fast, "check all: stop each lesson's checks at their first failure");
   check.add_flag("--no-placement", [&options](std::int64_t) { options.placement = false; },
                  "check all: do not run each lesson again to record where its tensors landed");
 }

@@ -23,6 +23,7 @@ struct GradeOptions {
   std::string junit;      ///< write merged JUnit XML here (runs Catch2's junit reporter too)
   std::string json;       ///< write the per-lesson JSON here
   bool placement = true;  ///< run each lesson in its scenario to record the observed placement
+  bool fail_fast = false;  ///< stop a lesson's checks at their first failure (mutation tests need one)
 };
 
 /// What became of one lesson.

@@ -142,7 +142,7 @@ class Tutorial {
     for (const auto& [name, value] : l.env) scenario += fmt::format(" {}={}", name, value);
     if (l.launched()) scenario += fmt::format(" launched: {} node(s) x {} processes", l.nnodes, l.nproc_per_node);
     if (!scenario.empty()) std::cout << "   scenario:" << scenario << '\n';
-    const std::string goal = goal_of(exercise_file());
+    const std::string goal = l.goal.empty() ? goal_of(exercise_file()) : l.goal;
     if (!goal.empty()) std::cout << "   goal: " << goal << '\n';
     save();
     if (!progress_.lessons[l.id].predictions_right && !l.predictions.empty()) predict_then_observe();

@@ -26,13 +26,19 @@ std::uint64_t memory_reserved(int index = -1);
 /// torch.cuda.empty_cache: returns cached, unused blocks to the device.
 void empty_cache();
 
-/// What torch.cuda.get_device_properties reports (the fields DataParallel's balance check reads).
+/// What torch.cuda.get_device_properties reports: the fields DataParallel's balance check
+/// reads, and those that name the physical GPU (cudaDeviceProp's uuid and PCI location,
+/// which nvidia-smi shows too).
 struct DeviceProperties {
   std::string name;
   std::uint64_t total_memory = 0;  ///< bytes
   int multi_processor_count = 0;
   int major = 0;
   int minor = 0;
+  std::string uuid;   ///< "GPU-xxxxxxxx-…" ("MIG-…" for a MIG instance), as `nvidia-smi -L` prints it
+  int pci_domain_id = 0;  ///< cudaDeviceProp::pciDomainID
+  int pci_bus_id = 0;     ///< cudaDeviceProp::pciBusID: nvidia-smi's "00000000:07:00.0" is bus 0x07
+  int pci_device_id = 0;  ///< cudaDeviceProp::pciDeviceID
 };
 
 /// torch.cuda.get_device_properties(index). Initialises CUDA; an index this process cannot

@@ -37,6 +37,11 @@ struct LessonEntry {
   std::vector<std::string> args;   ///< default scenario arguments
   std::vector<std::string> hints;  ///< progressively more specific
   std::vector<Prediction> predictions;
+  /// The lesson's task as a goal in physical terms ("make the model use physical GPU 5
+  /// without touching CUDA_VISIBLE_DEVICES"), never the edit.
+  std::string goal;
+  /// The optional stretch task's goal (checks tagged [stretch]); empty: none.
+  std::string stretch;
   /// Multi-process lessons run under `gpulab launch`: processes per node (0: one process,
   /// not launched) and nodes ("launch" in the scenario).
   int nproc_per_node = 0;

@@ -66,6 +66,8 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
       lesson.title = item.at("title").get<std::string>();
       lesson.claims = item.value("claims", std::vector<std::string>{});
       lesson.hints = item.value("hints", std::vector<std::string>{});
+      lesson.goal = item.value("goal", std::string());
+      lesson.stretch = item.value("stretch", std::string());
       for (const auto& question : item.value("predictions", nlohmann::json::array()))
         lesson.predictions.push_back(parse_prediction(question, file, lesson.id));
       if (item.contains("scenario")) {

@@ -8,6 +8,7 @@
 
 #include "gpulab/cuda.h"
 #include "gpulab/torch_compat.h"
+#include "../observe/uuid_text.h"
 
 namespace gpulab::cuda {
 namespace {
@@ -69,8 +70,17 @@ DeviceProperties get_device_properties(int index) {
   TORCH_CHECK(index >= 0 && index < count, "Invalid device id ", index, ": this process sees ", count, " GPU(s)");
   cudaDeviceProp prop{};
   C10_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  return {prop.name, static_cast<std::uint64_t>(prop.totalGlobalMem), prop.multiProcessorCount, prop.major,
-          prop.minor};
+  DeviceProperties properties;
+  properties.name = prop.name;
+  properties.total_memory = static_cast<std::uint64_t>(prop.totalGlobalMem);
+  properties.multi_processor_count = prop.multiProcessorCount;
+  properties.major = prop.major;
+  properties.minor = prop.minor;
+  properties.uuid = uuid_text(prop.uuid);
+  properties.pci_domain_id = prop.pciDomainID;
+  properties.pci_bus_id = prop.pciBusID;
+  properties.pci_device_id = prop.pciDeviceID;
+  return properties;
 }
 
 }  // namespace gpulab::cuda

@@ -27,6 +27,7 @@
 #include <nvml.h>
 
 #include "gpulab/observe.h"
+#include "uuid_text.h"
 
 namespace gpulab {
 namespace {
@@ -137,18 +138,6 @@ std::optional<PciAddress> parse_pci(const std::string& text) {
   return PciAddress{domain, bus, device, function};
 }
 
-/// cudaDeviceProp::uuid in nvidia-smi's form, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
-std::string uuid_string(const cudaUUID_t& uuid) {
-  std::string text = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    char hex[3];
-    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
-    text += hex;
-    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
-  }
-  return text;
-}
-
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";
@@ -228,7 +217,7 @@ class NvmlObserver final : public Observer {
         if (parse_pci(gpu.pci_bus_id) == wanted) return gpu.physical_index;
     cudaDeviceProp properties{};
     if (cudaGetDeviceProperties(&properties, cuda_index) == cudaSuccess) {
-      const std::string uuid = uuid_string(properties.uuid);
+      const std::string uuid = uuid_text(properties.uuid);
       for (const GpuView& gpu : all)
         if (gpu.uuid == uuid) return gpu.physical_index;
     }

@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <cstdio>
+
+#include "gpulab/node.h"
 #include "gpulab/profile.h"
 #include "sim_support.h"
 
@@ -101,4 +104,26 @@ TEST_CASE("with CUDA_VISIBLE_DEVICES set but empty no GPU is available", "[sim][
     REQUIRE(results[step].contains("error"));
     CHECK_THAT(results[step]["error"].get<std::string>(), Catch::Contains("No CUDA GPUs are available"));
   }
+}
+
+TEST_CASE("device properties name the physical GPU: its UUID and PCI bus, as nvidia-smi shows them", "[sim][properties]") {
+  // On workstation-mixed CUDA's fastest-first order differs from the PCI order.
+  const gpulab::Node node = gpulab::load_node_file(gpulab::resolve_node_path("workstation-mixed"));
+  const auto results = probe({{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_VISIBLE_DEVICES", "2,0"}},
+                             {"physical", "props:0", "props:1", "props:2"});
+  INFO(results.dump(2));
+  const auto physical = results[0]["physical"];
+  REQUIRE(physical.size() == 2);
+  for (int index = 0; index < 2; ++index) {
+    const auto& props = results[static_cast<std::size_t>(index) + 1];
+    const gpulab::Gpu& gpu = node.gpus.at(physical[static_cast<std::size_t>(index)].get<std::size_t>());
+    CHECK(props["uuid"] == gpu.uuid);
+    CHECK(props["name"] == gpu.name);
+    unsigned domain = 0, bus = 0, slot = 0, function = 0;
+    REQUIRE(std::sscanf(gpu.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &slot, &function) == 4);
+    CHECK(props["pci_domain_id"] == domain);
+    CHECK(props["pci_bus_id"] == bus);
+    CHECK(props["pci_device_id"] == slot);
+  }
+  CHECK(starts_with(results[3]["error"], "Invalid device id 2"));
 }

@@ -4,6 +4,7 @@
 //   count                 torch::cuda::device_count() and is_available()
 //   physical              the physical GPU behind every visible CUDA index
 //   ones:<device>         creates torch::ones({2}) on <device>; its device and physical GPU
+//   props:<index>         gpulab::cuda::get_device_properties(index): uuid and PCI location
 //   train:<device>        one forward and backward pass of an MSE loss on <device>
 //   setenv:<NAME>=<VALUE> sets an environment variable in this process
 // A step that throws records {"error": message} and the next step runs.
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "gpulab/cuda.h"
 #include "gpulab/observe.h"
 
 namespace {
@@ -34,6 +36,11 @@ nlohmann::json run_step(const std::string& step) {
   if (verb == "ones") {
     const auto tensor = torch::ones({2}, torch::Device(arg));
     return {{"device", tensor.device().str()}, {"physical", gpulab::physical_index_of(tensor)}};
+  }
+  if (verb == "props") {
+    const auto props = gpulab::cuda::get_device_properties(std::stoi(arg));
+    return {{"name", props.name}, {"uuid", props.uuid}, {"pci_domain_id", props.pci_domain_id},
+            {"pci_bus_id", props.pci_bus_id}, {"pci_device_id", props.pci_device_id}};
   }
   if (verb == "train") {
     const torch::Device device(arg);
