@@ -1,6 +1,8 @@
 // gpulab dev check: what CI asks of the lessons themselves (rustlings' `dev check`). The
-// manifest matches the files on disk; every lesson has a README, three hints, a prediction
-// and checks; every shipped exercise fails its checks and every solution passes them.
+// manifest matches the files on disk; every lesson has a README in the template's sections,
+// three hints, a prediction, a goal and a stretch task, checks (some tagged [stretch]) and
+// two known wrong answers; every shipped exercise fails its checks and every solution
+// passes them.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +31,35 @@ struct DevCheckOptions {
 
 constexpr std::size_t kMinHints = 3;
 constexpr std::size_t kMinPredictions = 1;
+constexpr std::size_t kMinMutants = 2;
+// Every README's sections, in this order (predict, observe, explain, then the task).
+const std::vector<std::string> kReadmeSections = {"Predict", "Run", "What happened and why", "What the article says",
+                                                  "Your task", "Stretch", "Check"};
+
+// A README's level-2 headings, in order (fenced code blocks skipped).
+std::vector<std::string> sections_of(const std::string& readme) {
+  std::vector<std::string> sections;
+  std::istringstream in(readme);
+  std::string line;
+  bool fenced = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) fenced = !fenced;
+    else if (!fenced && line.rfind("## ", 0) == 0) {
+      std::string title = line.substr(3, line.find_last_not_of(" \t") - 2);
+      // "## 3. What happened and why" numbers the same section.
+      const auto dot = title.find(". ");
+      if (dot != std::string::npos && dot > 0 && title.find_first_not_of("0123456789") == dot) title.erase(0, dot + 2);
+      sections.push_back(title);
+    }
+  }
+  return sections;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
@@ -103,8 +134,22 @@ std::vector<std::string> structure_problems(const std::string& root, std::vector
       problems.push_back(fmt::format("{}: lesson {} has no prediction; add at least {} to \"predictions\"", manifest_file,
                                      id, kMinPredictions));
 
+    for (const auto& [key, what] : std::vector<std::pair<const char*, const char*>>{
+             {"goal", "the task as a goal in physical terms (which GPU, how much memory), not the edit"},
+             {"stretch", "the optional stretch task's goal, checked by its [stretch] checks"}})
+      if (text_field(key).empty())
+        problems.push_back(fmt::format("{}: lesson {} has no \"{}\"; give it {}", manifest_file, id, key, what));
+
     const std::string directory = id + "-" + slug;
     listed.push_back({id, directory});
+    std::size_t mutants = 0;
+    std::error_code ignored;
+    for (const auto& entry : fs::directory_iterator(fs::path(root) / "tests/mutations" / ("lesson" + id), ignored))
+      mutants += entry.path().extension() == ".patch" ? 1 : 0;
+    if (mutants < kMinMutants)
+      problems.push_back(fmt::format("tests/mutations/lesson{}/: {} known wrong answer{} (lesson {}); add at least {} "
+                                     "(.patch against the solution; tools/mutants.sh {} must catch each)",
+                                     id, mutants, mutants == 1 ? "" : "s", id, kMinMutants, id));
     const std::vector<std::pair<std::string, std::string>> files = {
         {"lessons/" + directory + "/main.cpp", "write the exercise (it must fail its checks as shipped)"},
         {"solutions/" + directory + "/main.cpp", "write the reference solution (it must pass the checks)"},
@@ -121,6 +166,14 @@ std::vector<std::string> structure_problems(const std::string& root, std::vector
         problems.push_back(fmt::format("{}: empty (lesson {}); {}", file, id, what));
       else if (file.rfind("tests/", 0) == 0 && text.find("TEST_CASE") == std::string::npos)
         problems.push_back(fmt::format("{}: no TEST_CASE (lesson {}); {}", file, id, what));
+      else if (file.rfind("tests/", 0) == 0 && text.find("[stretch]") == std::string::npos)
+        problems.push_back(fmt::format("{}: no check tagged [stretch] (lesson {}); check the stretch task", file, id));
+      else if (file.rfind("lessons/", 0) == 0 && file.find("main.cpp") != std::string::npos &&
+               text.find("TODO") == std::string::npos)
+        problems.push_back(fmt::format("{}: no TODO (lesson {}); mark where the learner's goal is", file, id));
+      else if (file.find("README.md") != std::string::npos && sections_of(text) != kReadmeSections)
+        problems.push_back(fmt::format("{}: sections are \"{}\" (lesson {}); use the template's \"{}\", in that order",
+                                       file, joined(sections_of(text)), id, joined(kReadmeSections)));
     }
   }
 

@@ -300,8 +300,8 @@ std::string variable_text(const std::optional<std::string>& value) {
   return value ? "CUDA_VISIBLE_DEVICES=" + *value : "CUDA_VISIBLE_DEVICES unset";
 }
 
-// What the variable means, in one phrase.
-Line visibility_line(const Mapping& m) {
+// What the variable means, in one phrase ("cut short" only when explaining: see PictureStyle).
+Line visibility_line(const Mapping& m, bool explain) {
   Line line;
   if (!m.visible) {
     line.add("CUDA_VISIBLE_DEVICES", Tone::Bold).add(" unset: every GPU, in ").add(to_string(m.order)).add(" order");
@@ -311,7 +311,7 @@ Line visibility_line(const Mapping& m) {
     line.add("CUDA_VISIBLE_DEVICES=" + *m.visible, Tone::Bold);
     if (m.derived && static_cast<std::size_t>(std::count_if(m.entries.begin(), m.entries.end(), [](const auto& e) {
           return e.cuda >= 0;
-        })) < m.entries.size())
+        })) < m.entries.size() && explain)
       line.add(m.physical.empty() ? "  (no GPU visible)" : "  (cut short)", Tone::Warn);
   }
   return line;
@@ -331,7 +331,7 @@ std::string node_summary(const std::optional<Node>& node, const Report& report) 
 
 // The header: the variable's meaning on the left, the node on the right when both fit.
 void header(std::string& out, const Mapping& m, const std::string& node_text, const PictureStyle& style) {
-  Line left = visibility_line(m);
+  Line left = visibility_line(m, style.explain);
   std::optional<Line> order;  // CUDA_DEVICE_ORDER, on the same line when it fits
   if (m.order_variable) {
     Line text;
@@ -417,7 +417,7 @@ void diagram(std::string& out, const Mapping& m, const std::optional<Node>& node
       Line line;
       line.add("  ").add(entry_cell(e.text), Tone::Dim);
       if (e.cuda >= 0) device_row(line, static_cast<std::size_t>(e.cuda));
-      else line.add("✗ not visible: CUDA dropped this entry", Tone::Warn);
+      else line.add(style.explain ? "✗ not visible: CUDA dropped this entry" : "✗ no CUDA device", Tone::Warn);
       out += line.render(style);
     }
   } else {
@@ -438,7 +438,7 @@ void diagram(std::string& out, const Mapping& m, const std::optional<Node>& node
     out += line.render(style);
   }
   if (!elsewhere.empty()) out += Line().add("  elsewhere: ", Tone::Warn).add(join(elsewhere)).render(style);
-  if (m.note)
+  if (m.note && style.explain)
     for (const auto& text : wrap("note: " + *m.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
   // Integer entries count in CUDA's enumeration: say so when it is not the PCI order.
   if (node && m.visible && !m.visible->empty()) {
@@ -636,7 +636,7 @@ std::string render_ranks_picture(const std::vector<RankReport>& ranks, const Pic
     const int gap = style.width - line.width() - columns(node_text);
     if (gap >= 3) out += line.add(std::string(static_cast<std::size_t>(gap), ' ')).add(node_text, Tone::Dim).render(style);
     else out += line.render(style) + Line().add("  " + node_text, Tone::Dim).render(style);
-    if (shared.note)
+    if (shared.note && style.explain)
       for (const auto& text : wrap("note: " + *shared.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
   }
   auto who = [&](const RankReport& r) {

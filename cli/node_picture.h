@@ -15,6 +15,7 @@ namespace gpulab::cli {
 struct PictureStyle {
   bool color = false;  ///< ANSI colours (only on a terminal); false: no escape code at all
   int width = 80;      ///< columns available; no line is wider
+  bool explain = true; ///< say where CUDA cut CUDA_VISIBLE_DEVICES short (`gpulab run` holds it back, see run.cpp)
 };
 
 /// The style for stdout: colour when stdout is a terminal and NO_COLOR is unset (or empty);

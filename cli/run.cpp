@@ -21,6 +21,7 @@
 #include "gpulab/report_reader.h"
 #include "gpulab/visibility.h"
 #include "node_picture.h"
+#include "progress.h"
 
 namespace gpulab::cli {
 namespace {
@@ -30,8 +31,20 @@ struct RunOptions {
   bool json = false;
   bool picture = true;  // the node picture after the run (not with --json)
   double timeout_s = 120;
+  bool explain = false;  // how CUDA read CUDA_VISIBLE_DEVICES, after the run, even before the predictions
   std::vector<std::string> args;
 };
+
+// Where CUDA cut a CUDA_VISIBLE_DEVICES list short is the point of some lessons, and CUDA
+// itself never says so: the explanation waits until the learner has run the lesson and
+// answered its predictions (the tutorial records that), asked with --explain, or looks
+// at the solution.
+bool may_explain(const RunOptions& options, const Manifest& manifest, const std::string& lesson_id) {
+  if (options.explain || options.solution) return true;
+  const Progress progress = load_progress(progress_path(manifest.root));
+  const auto found = progress.lessons.find(lesson_id);
+  return found != progress.lessons.end() && found->second.predictions_right.has_value();
+}
 
 // What the lesson will see of a CUDA_VISIBLE_DEVICES that CUDA cuts short (CUDA says nothing).
 std::optional<std::string> visibility_note(const std::vector<std::pair<std::string, std::optional<std::string>>>& env) {
@@ -111,7 +124,7 @@ std::optional<Report> read_report(const std::string& path) {
 }
 
 // The picture of the one process whose report is in `folder` (it wrote <rank|pid>.json).
-void print_picture(const std::string& folder) {
+void print_picture(const std::string& folder, bool explain) {
   std::optional<Report> report;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(folder, error))
@@ -121,11 +134,13 @@ void print_picture(const std::string& folder) {
     std::cout << "(no node picture: the program wrote no report)\n" << std::flush;
     return;
   }
-  std::cout << render_node_picture(*report, stdout_style()) << std::flush;
+  PictureStyle style = stdout_style();
+  style.explain = explain;
+  std::cout << render_node_picture(*report, style) << std::flush;
 }
 
 // Every rank's picture together: rank<N>.json from each rank, hosts from the launcher's summary.
-void print_ranks_picture(const std::string& folder, const std::string& summary_path) {
+void print_ranks_picture(const std::string& folder, const std::string& summary_path, bool explain) {
   std::map<int, std::string> hosts;
   std::ifstream summary_file(summary_path);
   if (summary_file) {
@@ -141,7 +156,9 @@ void print_ranks_picture(const std::string& folder, const std::string& summary_p
     if (!std::filesystem::exists(path)) break;
     if (auto report = read_report(path)) ranks.push_back({rank, hosts.count(rank) ? hosts[rank] : "", std::move(*report)});
   }
-  std::cout << '\n' << render_ranks_picture(ranks, stdout_style()) << std::flush;
+  PictureStyle style = stdout_style();
+  style.explain = explain;
+  std::cout << '\n' << render_ranks_picture(ranks, style) << std::flush;
 }
 
 ProcessResult run_step(const RunOptions& options, const LessonEntry& lesson, ProcessOptions process) {
@@ -156,7 +173,7 @@ ProcessResult run_step(const RunOptions& options, const LessonEntry& lesson, Pro
     ReportFolder folder;
     process.env.emplace_back("GPULAB_REPORT_DIR", folder.path());
     const ProcessResult result = run_process(process);
-    if (result.signal == 0 && !result.timed_out) print_picture(folder.path());
+    if (result.signal == 0 && !result.timed_out) print_picture(folder.path(), options.explain);
     return result;
   }
   std::vector<std::string> launch = {bin_dir() + "/gpulab", "launch", "--nproc-per-node", std::to_string(lesson.nproc_per_node)};
@@ -195,13 +212,15 @@ ProcessResult run_step(const RunOptions& options, const LessonEntry& lesson, Pro
     std::filesystem::remove_all(reports, ignored);
   }
   if (picture_folder && result.signal == 0 && !result.timed_out)
-    print_ranks_picture(picture_folder->path(), picture_folder->path() + "/launch.json");
+    print_ranks_picture(picture_folder->path(), picture_folder->path() + "/launch.json", options.explain);
   return result;
 }
 
-void run_lesson_program(const RunOptions& options) {
+void run_lesson_program(const RunOptions& asked) {
   const Manifest manifest = load_manifest();
-  const LessonEntry& lesson = manifest.find(options.lesson);
+  const LessonEntry& lesson = manifest.find(asked.lesson);
+  RunOptions options = asked;
+  options.explain = !asked.json && may_explain(asked, manifest, lesson.id);
   const auto& args = options.args.empty() ? lesson.args : options.args;
   std::string scenario;
   ProcessOptions base;
@@ -213,8 +232,16 @@ void run_lesson_program(const RunOptions& options) {
                              options.solution ? "solution" : "lesson", lesson.directory());
     for (const auto& arg : args) scenario += " " + arg;
     if (!scenario.empty()) std::cerr << "   scenario:" << scenario << '\n';
-    if (const auto note = visibility_note(base.env)) std::cerr << "   note: " << *note << '\n';
   }
+  // After the run, whatever its outcome (a lesson may stop on the very error it explains);
+  // the picture says it when there is one.
+  struct Explanation {
+    std::optional<std::string> note;
+    ~Explanation() {
+      if (note) std::cerr << "   explain: " << *note << '\n';
+    }
+  } explanation;
+  if (options.explain && !options.picture) explanation.note = visibility_note(base.env);
   // One run, or each step in order (arguments the learner gives make it one run).
   std::vector<LessonEntry::Step> steps = options.args.empty() ? lesson.steps : std::vector<LessonEntry::Step>{};
   if (steps.empty()) steps.push_back({"", {}, args});
@@ -266,6 +293,8 @@ void setup_run(CLI::App& app) {
   cmd->add_flag("--json", options->json, "print the lesson report as JSON (docs/report-schema.md)");
   cmd->add_flag("!--no-picture", options->picture, "no picture of the node (docs/node-picture.md) after the run");
   cmd->add_option("--timeout", options->timeout_s, "stop the program after this many seconds")->capture_default_str();
+  cmd->add_flag("--explain", options->explain,
+                "after the run, say how CUDA read CUDA_VISIBLE_DEVICES (shown anyway once the lesson's predictions are answered)");
   cmd->add_option("args", options->args, "arguments for the lesson program (after --)");
   cmd->callback([options] { run_lesson_program(*options); });
 }

@@ -34,7 +34,8 @@ struct StartOptions {
   double timeout_s = 300;    ///< per build + run or build + checks: a hang is stopped, the tutorial goes on
 };
 
-constexpr const char* kKeys = "keys: [n]ext [p]revious [h]int [l]ist [r]un [c]heck [a]ll checks [x] reset [q]uit";
+constexpr const char* kKeys =
+    "keys: [n]ext [p]revious [h]int [l]ist [r]un [c]heck [s]tretch [a]ll checks [x] reset [q]uit";
 
 std::string bar(int done, int total, int width = 20) {
   const int filled = total > 0 ? done * width / total : 0;
@@ -93,7 +94,7 @@ class Tutorial {
       Input input;
       {
         RawKeys keys;  // only while waiting: questions and commands' output use the normal terminal
-        std::cout << (keys.active() ? "> " : "command (n p h l r c a x q, Enter = check)> ") << std::flush;
+        std::cout << (keys.active() ? "> " : "command (n p h l r c s a x q, Enter = check)> ") << std::flush;
         input = next_input(keys.active(), watcher && watcher->fd() >= 0 ? &*watcher : nullptr);
       }
       if (input.kind == Input::kEnd) {
@@ -287,6 +288,22 @@ class Tutorial {
     }
   }
 
+  // The optional stretch task: its own checks; never needed for progress.
+  void check_stretch() {
+    const LessonEntry& l = lesson();
+    if (l.stretch.empty()) {
+      std::cout << "this lesson has no stretch task.\n";
+      return;
+    }
+    std::cout << "stretch: " << l.stretch << '\n';
+    ProcessOptions check;
+    check.argv = {script_, "check", l.id, "--stretch"};
+    check.capture = false;
+    check.timeout_s = 360;
+    const ProcessResult result = run_process(check);
+    if (result.timed_out) std::cout << fmt::format("lesson {}'s stretch checks {}; the tutorial goes on.\n", l.id, result.outcome(check.timeout_s));
+  }
+
   void hint() {
     const LessonEntry& l = lesson();
     if (l.hints.empty()) {
@@ -357,6 +374,7 @@ class Tutorial {
       case 'l': list(); return true;
       case 'r': run_and_picture(); return true;
       case 'c': check_and_picture(); return true;
+      case 's': check_stretch(); return true;
       case 'a': run_all_checks(); return true;
       case 'x': reset(); return true;
       default: std::cout << kKeys << '\n'; return true;

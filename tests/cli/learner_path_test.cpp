@@ -3,6 +3,7 @@
 // covered without editing this file). GPULAB_E2E_LESSON=NN limits the lesson tests to one
 // lesson: CTest runs one test per lesson, in parallel.
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/manifest.h"
+#include "gpulab/node.h"
 #include "gpulab/predictions.h"
 #include "gpulab/process.h"
 #include "gpulab/report_reader.h"
+#include "gpulab/visibility.h"
 #include "lesson_run.h"
 
 using namespace gpulab;
@@ -28,8 +31,9 @@ struct Typed {
 };
 
 // Runs `./gpulab <args>` from the repository root with a clean CUDA environment, against
-// this build folder, on a fresh simulated node.
-Typed type(const std::vector<std::string>& args) {
+// this build folder, on a fresh simulated node; `env` comes on top.
+Typed type(const std::vector<std::string>& args,
+           const std::vector<std::pair<std::string, std::optional<std::string>>>& env = {}) {
   ProcessOptions options;
   options.argv = {source_dir() + "/gpulab"};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
@@ -39,6 +43,7 @@ Typed type(const std::vector<std::string>& args) {
                  {"CUDA_VISIBLE_DEVICES", std::nullopt},
                  {"CUDA_DEVICE_ORDER", std::nullopt},
                  {"GPULAB_NODE", std::nullopt}};
+  options.env.insert(options.env.end(), env.begin(), env.end());
   options.working_directory = source_dir();
   options.timeout_s = 600;
   Typed typed{"./gpulab", run_process(options)};
@@ -149,6 +154,15 @@ TEST_CASE("check: the shipped exercise fails in the learner's terms; the solutio
       CHECK(solution.result.exit_code == 0);
       CHECK(solution.result.out.find("passes its checks") != std::string::npos);
       CHECK(solution.result.out.find("✗ ") == std::string::npos);
+
+      // The stretch task: its own checks, passed by the solution, offered once the task passes.
+      if (!lesson.stretch.empty()) {
+        CHECK(solution.result.out.find("Stretch (optional): " + lesson.stretch) != std::string::npos);
+        const auto stretch = type({"check", lesson.id, "--solution", "--stretch"});
+        SHOW(stretch);
+        CHECK(stretch.result.exit_code == 0);
+        CHECK(stretch.result.out.find("stretch task passes its checks") != std::string::npos);
+      }
     }
   }
 }
@@ -196,6 +210,40 @@ TEST_CASE("the commands around the lessons", "[commands]") {
       CHECK(typed.result.exit_code == 0);
       CHECK_FALSE(typed.result.out.empty());
     }
+  }
+  SECTION("run explains where CUDA cut CUDA_VISIBLE_DEVICES short only after the predictions, or with --explain") {
+    // A lesson whose scenario CUDA cuts short, found from the manifest and the visibility rules.
+    const Manifest manifest = load_manifest(source_dir() + "/lessons/manifest.json");
+    std::string id, note;
+    for (const auto& lesson : manifest.lessons) {
+      std::optional<std::string> visible;
+      for (const auto& [name, value] : lesson.env)
+        if (name == "CUDA_VISIBLE_DEVICES") visible = value;
+      bool default_node = true;
+      for (const auto& [name, value] : lesson.env) default_node = default_node && name != "GPULAB_NODE";
+      if (!visible || !default_node || !lesson.steps.empty() || lesson.launched()) continue;
+      if (const auto explained = explain_visibility(load_selected_node(), visible, DeviceOrder::FastestFirst)) {
+        id = lesson.id;
+        note = *explained;
+        break;
+      }
+    }
+    REQUIRE_FALSE(id.empty());  // lesson 08's scenario is one
+    const std::pair<std::string, std::optional<std::string>> wide{"COLUMNS", "400"};  // the note on one line
+    const auto before = type({"run", id}, {wide});
+    SHOW(before);
+    CHECK(ran(before));
+    CHECK(before.result.err.find(note) == std::string::npos);
+    CHECK(before.result.out.find(note) == std::string::npos);
+    CHECK(before.result.out.find("cut short") == std::string::npos);
+    const auto asked = type({"run", id, "--explain"}, {wide});
+    SHOW(asked);
+    CHECK(asked.result.out.find(note) != std::string::npos);
+    const std::string answered = fresh_state_dir() + "/progress";
+    std::ofstream(answered) << "lesson " << id << " started predictions 0/1\n";
+    const auto after = type({"run", id}, {wide, {"GPULAB_PROGRESS_FILE", answered}});
+    SHOW(after);
+    CHECK(after.result.out.find(note) != std::string::npos);
   }
   SECTION("an unknown subcommand is a one-line usage error") {
     const auto typed = type({"frobnicate"});
