@@ -1,9 +1,8 @@
-// Lesson 01 — Meet the node: physical GPUs vs the GPUs CUDA lets this process see
-// (article claims A1.2, A3.3)
+// Lesson 01 — Meet the node: which GPUs can this process use? (article claims A1.2, A3.3)
 //
 // nvidia-smi lists every GPU in the machine; CUDA shows a process only those that
-// CUDA_VISIBLE_DEVICES lets through, renumbered from 0. Count both, then put a tensor on
-// the default GPU (cuda:0) — or on the CPU, with a clear message, when CUDA sees no GPU.
+// CUDA_VISIBLE_DEVICES lets through, renumbered from 0. Count both, then put x on the first
+// GPU this process may use — or on the CPU, saying why, when it may use none.
 #include <string>
 
 #include <torch/torch.h>
@@ -22,12 +21,19 @@ int main(int argc, char** argv) {
     lesson.say("nvidia-smi shows " + std::to_string(physical) + " GPUs; CUDA shows this process " +
                std::to_string(visible) + ".");
 
-    // TODO: use the GPU only when CUDA can see one (torch::cuda::is_available());
-    // otherwise pick the CPU and lesson.say() why.
+    // TODO: x must land on the first GPU CUDA lets this process use (which physical GPU
+    //       that is depends on CUDA_VISIBLE_DEVICES and the node), and when CUDA lets it use
+    //       none, on the CPU: the program runs to its end and tells the reader, in a
+    //       lesson.say() that mentions the CPU, why. The checks try every GPU visible, a
+    //       one-GPU list, lists that hide every GPU, and another node.
     const torch::Device device(torch::kCUDA);
     lesson.fact("device", device.str());
 
     const auto x = torch::ones({1024, 1024}, device);
     lesson.observe("after creating a tensor", {{"x", x}});
+
+    // STRETCH: also put a tensor y on the GPU with the most memory this process can see
+    //          (on a tie, the lowest CUDA index; the CPU when it sees none), observed as
+    //          lesson.observe("after creating y", {{"y", y}}). On workstation-mixed the GPUs differ.
   });
 }

@@ -1,24 +1,38 @@
-// Lesson 02 — CUDA_VISIBLE_DEVICES renumbers GPUs (article claims A1.2, A2.6)
+// Lesson 02 — Which physical GPU is cuda:i? (article claims A1.2, A2.6)
 //
-// Under CUDA_VISIBLE_DEVICES=2,3,4,5 the process sees four GPUs, numbered 0..3 in list
-// order: cuda:0 is physical GPU 2, cuda:1 is GPU 3, and so on. Put a tensor on every GPU
-// the process can see and compare its CUDA index with nvidia-smi's (physical) number.
+// nvidia-smi numbers every GPU of the node; CUDA numbers only the GPUs this process can see,
+// from 0. Put a tensor on every GPU the process can see, and say for each cuda:i which GPU
+// nvidia-smi shows it as.
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
 #include "gpulab/lesson.h"
+#include "gpulab/observe.h"
 
 int main(int argc, char** argv) {
   return gpulab::run_lesson("02", argc, argv, [](gpulab::Lesson& lesson) {
-    // TODO: ask CUDA how many GPUs this process can see instead of assuming the node's 8.
-    const int count = 8;
-    lesson.fact("device_count", static_cast<std::int64_t>(count));
+    // nvidia-smi's view (NVML's): every physical GPU, in PCI bus order, with its UUID.
+    const std::vector<gpulab::GpuView> smi = gpulab::make_observer()->gpus();
 
+    // TODO: put a tensor x on each GPU this process can see — every one of them, and
+    //       nothing beyond them — and record in the fact "nvidia_smi_numbers", in CUDA's
+    //       order, the number nvidia-smi shows each of those GPUs as ("2,3,4,5": cuda:0 is
+    //       nvidia-smi's GPU 2, ...). The checks compare it with where nvidia-smi sees each
+    //       x, under several CUDA_VISIBLE_DEVICES lists and on other nodes.
+    const auto count = static_cast<int>(smi.size());  // one per GPU of the node
+    std::string numbers;
     for (int index = 0; index < count; ++index) {
       const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
       const auto x = torch::ones({1024, 1024}, device);
       lesson.observe("x on " + device.str(), {{"x", x}});
+      numbers += (numbers.empty() ? "" : ",") + std::to_string(index);
     }
+    lesson.fact("nvidia_smi_numbers", numbers);
+
+    // STRETCH: make "nvidia_smi_numbers" right on every node and for every form of the list:
+    //          on workstation-mixed and pascal-rig CUDA does not count in nvidia-smi's order,
+    //          and CUDA_VISIBLE_DEVICES may name GPUs by UUID (nvidia-smi -L) or end early.
   });
 }

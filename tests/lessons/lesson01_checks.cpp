@@ -1,5 +1,10 @@
-// Lesson 01: nvidia-smi counts physical GPUs, CUDA counts visible ones; with none visible
-// the program falls back to the CPU and says so (claims A1.2, A3.3).
+// Lesson 01: nvidia-smi counts physical GPUs, CUDA counts visible ones; x lands on the first
+// visible GPU, and with none visible the program falls back to the CPU and says so (claims
+// A1.2, A3.3). Expectations come from each scenario's node and CUDA_VISIBLE_DEVICES.
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "expect.h"
@@ -8,51 +13,147 @@
 
 using namespace gpulab::test;
 
-TEST_CASE("on the default node every physical GPU is visible and the tensor lands on GPU 0", "[lesson01]") {
-  const Env env = {};
-  GPULAB_REQUIRE_GPUS(1, env);  // every GPU there is: the node's on the simulator
+namespace {
+
+std::string shown(const Env& env) {
+  std::string text;
+  for (const auto& [name, value] : env) text += name + "=" + (value ? "\"" + *value + "\"" : "(unset)") + " ";
+  return text.empty() ? "nothing set" : text;
+}
+
+void require_ran_to_end(const LessonRun& run) {
+  const auto uncaught = run.errors("uncaught");
+  require_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end",
+               "it stopped with an error: " + (uncaught.empty() ? run.process.err : uncaught.front()));
+}
+
+// `visible`: the physical GPUs CUDA shows the process, in CUDA's numbering.
+void check_first_gpu(const Env& env, const std::vector<int>& visible) {
+  INFO("scenario: " << shown(env));
   const auto run = run_lesson("01", env);
-  const auto gpus = static_cast<std::int64_t>(physical_gpus(env));
-  expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"), gpus);
-  expect_equal("torch::cuda::device_count()", run.fact("visible_devices"), gpus);
-  const int first = cuda_order(env).front();  // physical GPU 0 where the GPUs are alike
+  require_ran_to_end(run);
+  expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"),
+               static_cast<std::int64_t>(physical_gpus(env)));
+  expect_equal("torch::cuda::device_count()", run.fact("visible_devices"), static_cast<std::int64_t>(visible.size()));
+  const int first = visible.front();
+  INFO("the first GPU this process may use, cuda:0, is physical GPU " << first);
   expect_on_gpu(run, "after creating a tensor", "x", first);
   expect_contexts(run, "after creating a tensor", {first});
 }
 
-TEST_CASE("the counts follow the node file, not a fixed 8", "[lesson01]") {
-  const Env env = {{"GPULAB_NODE", "tiny2"}};  // real GPUs ignore it: the machine's count
-  GPULAB_REQUIRE_GPUS(1, Env{});  // a GPU, on any node (asking once per test program is enough)
+void check_no_gpu(const Env& env) {
+  INFO("scenario: " << shown(env) << "— CUDA shows this process no GPU");
   const auto run = run_lesson("01", env);
-  const auto gpus = static_cast<std::int64_t>(physical_gpus(env));
-  expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"), gpus);
-  expect_equal("torch::cuda::device_count()", run.fact("visible_devices"), gpus);
-}
-
-TEST_CASE("CUDA_VISIBLE_DEVICES changes what CUDA sees, not what nvidia-smi counts", "[lesson01]") {
-  const Env env = {{"CUDA_VISIBLE_DEVICES", "6,7"}};
-  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  const auto run = run_lesson("01", env);
+  require_ran_to_end(run);
   expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"),
-               static_cast<std::int64_t>(physical_gpus()));
-  expect_equal("torch::cuda::device_count()", run.fact("visible_devices"), 2);
-  expect_on_gpu(run, "after creating a tensor", "x", cuda_order().at(6));
-}
-
-TEST_CASE("with CUDA_VISIBLE_DEVICES empty no GPU is visible and the program runs on the CPU, saying why",
-          "[lesson01]") {
-  const Env env = {{"CUDA_VISIBLE_DEVICES", ""}};
-  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  const auto run = run_lesson("01", env);
-  const auto uncaught = run.errors("uncaught");
-  expect_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end, on the CPU",
-              "it stopped with an error: " + (uncaught.empty() ? run.process.err : uncaught.front()));
-  expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"),
-               static_cast<std::int64_t>(physical_gpus()));
+               static_cast<std::int64_t>(physical_gpus(env)));
   expect_equal("torch::cuda::device_count()", run.fact("visible_devices"), 0);
   expect_on_gpu(run, "after creating a tensor", "x", -1);
   expect_memory_on(run, "after creating a tensor", {});
   // The explanation goes to stderr next to the JSON report: it must name the fallback.
-  expect_that(Catch::Matchers::Contains("CPU", Catch::CaseSensitive::No).match(run.process.err), "a message that the program falls back to the CPU",
+  expect_that(Catch::Matchers::Contains("CPU", Catch::CaseSensitive::No).match(run.process.err),
+              "a message that the program falls back to the CPU",
               run.process.err.empty() ? "no message" : "the output \"" + run.process.err + "\"");
+}
+
+std::vector<int> entries_of(const std::vector<int>& entries, const Env& env = {}) {
+  const auto order = cuda_order(env);
+  std::vector<int> physical;
+  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
+  return physical;
+}
+
+}  // namespace
+
+TEST_CASE("on the default node every physical GPU is visible and x lands on the first", "[lesson01]") {
+  GPULAB_REQUIRE_GPUS(1, Env{});  // every GPU there is: the node's on the simulator
+  check_first_gpu({}, cuda_order());  // physical GPU 0 where the GPUs are alike
+}
+
+TEST_CASE("another node: the counts follow its node file, and x its first visible GPU", "[lesson01]") {
+  GPULAB_REQUIRE_GPUS(1, Env{});
+  // Real GPUs ignore GPULAB_NODE: there the machine is checked once, above.
+  if (!simulated()) return;
+  for (const std::string name : {"tiny2", "workstation-mixed"}) {
+    const Env env = {{"GPULAB_NODE", name}};
+    check_first_gpu(env, cuda_order(env));  // workstation-mixed: cuda:0 is the RTX 4090, GPU 1
+  }
+}
+
+TEST_CASE("a list of GPUs: x lands on the first listed GPU, whichever that is", "[lesson01]") {
+  SECTION("CUDA_VISIBLE_DEVICES=6,7") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "6,7"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_first_gpu(env, entries_of({6, 7}));
+  }
+  SECTION("one GPU: CUDA_VISIBLE_DEVICES=3") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "3"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_first_gpu(env, entries_of({3}));
+  }
+  SECTION("one GPU of another node: GPULAB_NODE=tiny2 CUDA_VISIBLE_DEVICES=1") {
+    const Env env = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    if (simulated()) check_first_gpu(env, entries_of({1}, env));
+  }
+}
+
+TEST_CASE("when CUDA_VISIBLE_DEVICES hides every GPU the program runs on the CPU, saying why", "[lesson01]") {
+  SECTION("set but empty: CUDA_VISIBLE_DEVICES=") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", ""}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_no_gpu(env);
+  }
+  SECTION("an invalid first entry ends the list: CUDA_VISIBLE_DEVICES=-1") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "-1"}};
+    GPULAB_REQUIRE_GPUS(1, env);
+    check_no_gpu(env);
+  }
+  SECTION("an index past the last GPU ends the list: CUDA_VISIBLE_DEVICES=<the GPU count>") {
+    GPULAB_REQUIRE_GPUS(1, Env{});
+    check_no_gpu({{"CUDA_VISIBLE_DEVICES", std::to_string(physical_gpus())}});
+  }
+}
+
+// The stretch: y on the visible GPU with the most memory (the lowest CUDA index on a tie).
+namespace {
+void check_roomiest(const Env& env, const std::vector<int>& visible) {
+  INFO("scenario: " << shown(env));
+  const auto run = run_lesson("01", env);
+  require_ran_to_end(run);
+  int roomiest = -1;
+  std::uint64_t most = 0;
+  std::string sizes;
+  const auto gpus_of_node = node(gpu_inventory(env).node).gpus;
+  for (const int gpu : visible) {
+    const auto capacity = gpus_of_node.at(static_cast<std::size_t>(gpu)).capacity_bytes;
+    sizes += (sizes.empty() ? "" : ", ") + std::string("GPU ") + std::to_string(gpu) + " " + mib(capacity);
+    if (roomiest < 0 || capacity > most) {
+      roomiest = gpu;
+      most = capacity;
+    }
+  }
+  INFO("the visible GPUs in CUDA's numbering, with the memory CUDA reports: " << (sizes.empty() ? "none" : sizes));
+  expect_on_gpu(run, "after creating y", "y", roomiest);
+}
+}  // namespace
+
+TEST_CASE("stretch: y lands on the visible GPU with the most memory", "[lesson01][stretch]") {
+  GPULAB_REQUIRE_GPUS(1, Env{});
+  if (!simulated()) {
+    WARN("the stretch checks compare with the node files' memory: simulated node only");
+    return;
+  }
+  const Env mixed = {{"GPULAB_NODE", "workstation-mixed"}};
+  SECTION("workstation-mixed, every GPU visible") { check_roomiest(mixed, cuda_order(mixed)); }
+  SECTION("workstation-mixed, CUDA_VISIBLE_DEVICES=0,3") {
+    check_roomiest({mixed.front(), {"CUDA_VISIBLE_DEVICES", "0,3"}}, entries_of({0, 3}, mixed));
+  }
+  SECTION("workstation-mixed, CUDA_VISIBLE_DEVICES=3,0,2") {
+    check_roomiest({mixed.front(), {"CUDA_VISIBLE_DEVICES", "3,0,2"}}, entries_of({3, 0, 2}, mixed));
+  }
+  SECTION("alike GPUs, CUDA_VISIBLE_DEVICES=5,2: a tie, so cuda:0") {
+    check_roomiest({{"CUDA_VISIBLE_DEVICES", "5,2"}}, entries_of({5, 2}));
+  }
+  SECTION("no GPU visible: the CPU") { check_roomiest({{"CUDA_VISIBLE_DEVICES", ""}}, {}); }
 }

@@ -1,5 +1,7 @@
 // Lesson 02: CUDA_VISIBLE_DEVICES renumbers the listed GPUs 0..n-1 in list order, so cuda:i
-// is the i-th listed physical GPU (claims A1.2, A2.6).
+// is the i-th listed GPU (claims A1.2, A2.6). The program puts x on every visible GPU and
+// names, for each cuda:i, nvidia-smi's number; the checks compare that with where
+// nvidia-smi sees each x, and both with what the scenario's list and node imply.
 #include <set>
 #include <string>
 #include <vector>
@@ -13,52 +15,134 @@
 using namespace gpulab::test;
 
 namespace {
-// Runs the lesson under `env`; checks it used every visible GPU and that cuda:i is listed[i].
-void check_renumbering(const Env& env, const std::vector<int>& listed) {
-  const auto run = run_lesson("02", env);
-  const auto uncaught = run.errors("uncaught");
-  expect_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end",
-              "it stopped (exit code " + std::to_string(run.process.exit_code) + ")" +
-                  (uncaught.empty() ? std::string() : " with the error \"" + uncaught.front() + "\""));
-  expect_equal("the GPUs the program used (device_count)", run.fact("device_count"), listed.size());
-  for (std::size_t i = 0; i < listed.size(); ++i) {
-    expect_on_gpu(run, "x on cuda:" + std::to_string(i), "x", listed[i]);
-  }
-  // nvidia-smi shows this process on the listed GPUs and nowhere else.
-  expect_memory_on(run, "x on cuda:" + std::to_string(listed.size() - 1), std::set<int>(listed.begin(), listed.end()));
+
+std::string joined(const std::vector<int>& numbers) {
+  std::string text;
+  for (const int n : numbers) text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
 }
 
-// The physical GPUs an integer CUDA_VISIBLE_DEVICES list names, in list order. On the default
-// node (and on alike real GPUs) entry i is physical GPU i; CUDA counts in its own order.
-std::vector<int> physical_of_entries(const std::vector<int>& entries) {
-  const auto order = cuda_order();
+std::string shown(const Env& env) {
+  std::string text;
+  for (const auto& [name, value] : env) text += name + "=" + (value ? *value : "(unset)") + " ";
+  return text.empty() ? "nothing set" : text;
+}
+
+// Runs the lesson under `env`; `expected[i]` is the physical GPU behind cuda:i.
+void check_numbers(const Env& env, const std::vector<int>& expected) {
+  INFO("scenario: " << shown(env) << "\nthe GPUs this process can see, as nvidia-smi numbers them, in CUDA's order: "
+                    << joined(expected));
+  const auto run = run_lesson("02", env);
+  const auto uncaught = run.errors("uncaught");
+  require_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end",
+               "it stopped (exit code " + std::to_string(run.process.exit_code) + ")" +
+                   (uncaught.empty() ? std::string() : " with the error \"" + uncaught.front() + "\""));
+
+  // Where nvidia-smi sees each x: one per visible GPU, and nothing beyond them.
+  std::vector<int> observed;
+  for (const auto& observation : run.report.at("observations")) {
+    const std::string label = observation.value("label", "");
+    if (label.rfind("x on cuda:", 0) == 0) observed.push_back(run.physical_of(label, "x"));
+  }
+  expect_that(observed == expected, "x on nvidia-smi's GPUs " + joined(expected) + " (x on cuda:0, cuda:1, ...)",
+              observed.empty() ? std::string("no x observed") : "x on GPUs " + joined(observed));
+  if (!expected.empty())
+    expect_memory_on(run, "x on cuda:" + std::to_string(expected.size() - 1), std::set<int>(expected.begin(), expected.end()));
+
+  const auto& facts = run.report.at("facts");
+  require_that(facts.contains("nvidia_smi_numbers") && facts.at("nvidia_smi_numbers").is_string(),
+               "the fact nvidia_smi_numbers (a string such as \"2,3,4,5\")",
+               facts.contains("nvidia_smi_numbers") ? facts.at("nvidia_smi_numbers").dump() : "no such fact");
+  const std::string claimed = facts.at("nvidia_smi_numbers").get<std::string>();
+  expect_that(claimed == joined(observed) && claimed == joined(expected),
+              "nvidia_smi_numbers = \"" + joined(expected) + "\" (where nvidia-smi sees each x)",
+              "nvidia_smi_numbers = \"" + claimed + "\"");
+}
+
+// The physical GPUs the entries of an integer list name, in list order: entry i is cuda:i
+// with every GPU visible (physical GPU i where CUDA counts in PCI order).
+std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env = {}) {
+  const auto order = cuda_order(env);
   std::vector<int> physical;
   for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
   return physical;
 }
+
 }  // namespace
 
-TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the process sees 4 GPUs and cuda:i is physical GPU 2+i",
-          "[lesson02]") {
+TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the process sees 4 GPUs and cuda:i is physical GPU 2+i", "[lesson02]") {
   const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  check_renumbering(env, physical_of_entries({2, 3, 4, 5}));
+  check_numbers(env, physical_of_entries({2, 3, 4, 5}));
 }
 
 TEST_CASE("visible GPUs are numbered in list order, not in physical order", "[lesson02]") {
-  const Env env = {{"CUDA_VISIBLE_DEVICES", "5,1,6"}};
-  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  check_renumbering(env, physical_of_entries({5, 1, 6}));
+  SECTION("CUDA_VISIBLE_DEVICES=5,1,6") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "5,1,6"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_numbers(env, physical_of_entries({5, 1, 6}));
+  }
+  SECTION("CUDA_VISIBLE_DEVICES=7,0,3") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "7,0,3"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_numbers(env, physical_of_entries({7, 0, 3}));
+  }
+  SECTION("another node: GPULAB_NODE=tiny2 CUDA_VISIBLE_DEVICES=1") {
+    const Env env = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    if (simulated()) check_numbers(env, physical_of_entries({1}, env));
+  }
 }
 
-TEST_CASE("with CUDA_VISIBLE_DEVICES unset cuda:i is physical GPU i, for every GPU of the node", "[lesson02]") {
+TEST_CASE("with CUDA_VISIBLE_DEVICES unset every GPU of the node is visible", "[lesson02]") {
   GPULAB_REQUIRE_GPUS(1, Env{});  // every GPU there is; every node has some
   // Real GPUs ignore GPULAB_NODE: there the machine's GPUs are checked once.
   const std::vector<std::string> nodes =
       simulated() ? std::vector<std::string>{"dgx-a100", "tiny2"} : std::vector<std::string>{"dgx-a100"};
   for (const std::string& name : nodes) {
-    INFO("node " << name);
     const Env env = {{"GPULAB_NODE", name}};
-    check_renumbering(env, cuda_order(env));  // 0, 1, ... where the GPUs are alike
+    check_numbers(env, cuda_order(env));  // 0, 1, ... where CUDA counts in PCI order
+  }
+}
+
+TEST_CASE("stretch: nvidia-smi's numbers where CUDA counts in another order", "[lesson02][stretch]") {
+  GPULAB_REQUIRE_GPUS(1, Env{});
+  if (!simulated()) {
+    WARN("these scenarios need the simulated nodes; on real GPUs only the UUID lists are checked");
+    return;
+  }
+  SECTION("workstation-mixed, nothing set: CUDA puts the RTX 4090 (nvidia-smi's GPU 1) first") {
+    const Env env = {{"GPULAB_NODE", "workstation-mixed"}};
+    check_numbers(env, cuda_order(env));
+  }
+  SECTION("workstation-mixed, CUDA_VISIBLE_DEVICES=0,2: the entries count in CUDA's order") {
+    const Env env = {{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_VISIBLE_DEVICES", "0,2"}};
+    check_numbers(env, physical_of_entries({0, 2}, env));
+  }
+  SECTION("workstation-mixed, CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=3,0") {
+    const Env env = {{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+                     {"CUDA_VISIBLE_DEVICES", "3,0"}};
+    check_numbers(env, physical_of_entries({3, 0}, env));
+  }
+  SECTION("pascal-rig, nothing set: a 1080 Ti first, the rest in PCI order") {
+    const Env env = {{"GPULAB_NODE", "pascal-rig"}};
+    check_numbers(env, cuda_order(env));
+  }
+  SECTION("an entry that is not a number ends the list: CUDA_VISIBLE_DEVICES=4,3,two") {
+    check_numbers({{"CUDA_VISIBLE_DEVICES", "4,3,two"}}, physical_of_entries({4, 3}));
+  }
+}
+
+TEST_CASE("stretch: nvidia-smi's numbers when the list names GPUs by UUID", "[lesson02][stretch]") {
+  const Env needs = {{"CUDA_VISIBLE_DEVICES", "6"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(needs), needs);
+  const auto uuids = gpu_uuids();
+  SECTION("full UUIDs, nvidia-smi's GPUs 6 and 1") {
+    check_numbers({{"CUDA_VISIBLE_DEVICES", uuids.at(6) + "," + uuids.at(1)}}, {6, 1});
+  }
+  SECTION("unique prefixes, nvidia-smi's GPUs 3, 0 and 5") {
+    check_numbers({{"CUDA_VISIBLE_DEVICES", uuids.at(3).substr(0, 12) + "," + uuids.at(0).substr(0, 12) + "," +
+                                                uuids.at(5).substr(0, 12)}},
+                  {3, 0, 5});
   }
 }

@@ -4,6 +4,7 @@
 // the process's CUDA initialisation, made before it, wins (claims A1.1-A1.6).
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,11 @@ void check_way(const Way& way) {
   const int first = cuda_order().at(static_cast<std::size_t>(visible.front()));
   expect_on_gpu(run, "x on cuda:0", "x", first);
   expect_equal("the GPUs where this process has a context", run.contexts("x on cuda:0"), std::vector<int>{first});
+  if (first != 0) {
+    const auto used = run.usage("x on cuda:0");
+    expect_that(used.count(0) == 0, "nothing of this process on physical GPU 0 (nvidia-smi)",
+                "this process uses " + (used.count(0) ? mib(used.at(0)) : std::string()) + " on physical GPU 0");
+  }
   if (way.setenv_after) {
     // The late setenv did change the variable; CUDA just never read it again.
     expect_equal("CUDA_VISIBLE_DEVICES at the program's end (after its setenv)",
@@ -119,6 +125,22 @@ TEST_CASE("each of the article's five ways alone puts cuda:0 on the GPU it names
   }
   SECTION("4: exported in the script") { way.exported = "4"; }
   SECTION("5: inline in the script") { way.inline_value = "5"; }
+  check_way(way);
+}
+
+TEST_CASE("--setenv-before N puts x on physical GPU N and nothing on GPU 0, whatever the shell passed", "[lesson03]") {
+  Way way;
+  SECTION("N = 1") { way.setenv_before = "1"; }
+  SECTION("N = 7") { way.setenv_before = "7"; }
+  SECTION("N = 5, the shell passing CUDA_VISIBLE_DEVICES=0") {
+    way.shell = "0";
+    way.setenv_before = "5";
+  }
+  SECTION("N = 2, the shell passing CUDA_VISIBLE_DEVICES=0,1,2,3") {
+    way.shell = "0,1,2,3";
+    way.setenv_before = "2";
+  }
+  SECTION("a list, 6,3: the process sees two GPUs, cuda:0 is physical GPU 6") { way.setenv_before = "6,3"; }
   check_way(way);
 }
 
@@ -157,4 +179,40 @@ TEST_CASE("with several settings the closest one before CUDA initialisation wins
     way.setenv_after = "6";
   }
   check_way(way);
+}
+
+// The stretch: --setenv-before names nvidia-smi's GPUs on every node.
+namespace {
+void check_nvidia_smi_numbers(const std::string& node_name, const std::string& ids, const std::vector<int>& expected) {
+  const Env env = {{"GPULAB_NODE", node_name}};
+  INFO("GPULAB_NODE=" << node_name << " lesson-03 --setenv-before " << ids
+                      << "\nIDS are nvidia-smi's numbers; CUDA's own order on this node, nvidia-smi's number of cuda:0, cuda:1, ...: "
+                      << [&] {
+                           std::string order;
+                           for (const int gpu : cuda_order(env)) order += (order.empty() ? "" : ",") + std::to_string(gpu);
+                           return order;
+                         }());
+  const auto run = run_lesson("03", env, {"--setenv-before", ids});
+  require_no_errors(run, "the program runs");
+  expect_equal("torch::cuda::device_count()", run.fact("device_count"), expected.size());
+  expect_on_gpu(run, "x on cuda:0", "x", expected.front());
+  const auto contexts = run.contexts("x on cuda:0");
+  expect_that(contexts == std::vector<int>{expected.front()}, "a CUDA context on " + gpus({expected.front()}) + " only",
+              "on " + gpus(std::set<int>(contexts.begin(), contexts.end())));
+}
+}  // namespace
+
+TEST_CASE("stretch: --setenv-before takes nvidia-smi's numbers on every node", "[lesson03][stretch]") {
+  GPULAB_REQUIRE_GPUS(1, Env{});
+  if (!simulated()) {
+    WARN("these scenarios need the simulated nodes (GPULAB_NODE)");
+    return;
+  }
+  SECTION("workstation-mixed, --setenv-before 0: the GTX 1080 Ti, not CUDA's fastest GPU") {
+    check_nvidia_smi_numbers("workstation-mixed", "0", {0});
+  }
+  SECTION("workstation-mixed, --setenv-before 2,1") { check_nvidia_smi_numbers("workstation-mixed", "2,1", {2, 1}); }
+  SECTION("pascal-rig, --setenv-before 0: the GTX 1080") { check_nvidia_smi_numbers("pascal-rig", "0", {0}); }
+  SECTION("pascal-rig, --setenv-before 1,3") { check_nvidia_smi_numbers("pascal-rig", "1,3", {1, 3}); }
+  SECTION("dgx-a100, --setenv-before 4") { check_nvidia_smi_numbers("dgx-a100", "4", {4}); }
 }

@@ -1,9 +1,12 @@
-// Lesson 04: under CUDA_VISIBLE_DEVICES=2,3,4,5, cuda:1 is physical GPU 3 (claim A2.6).
-// Whether GPU 2 (cuda:0) stays untouched depends on the profile: before PyTorch 2.1 on
-// CUDA 12, every device guard's restore makes a context on cuda:0.
+// Lesson 04: which GPU is cuda:1? CUDA indices count the visible GPUs in list order, so
+// under CUDA_VISIBLE_DEVICES=2,3,4,5 cuda:1 is physical GPU 3 (claim A2.6). The program is
+// given nvidia-smi's number (--gpu N) and must put the model and batch there under any list
+// that names it. Whether the GPU behind cuda:0 stays untouched depends on the profile:
+// before PyTorch 2.1 on CUDA 12, every device guard's restore makes a context on cuda:0.
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -25,65 +28,143 @@ std::string counted(const std::set<int>& physical) {
 std::string amount(std::uint64_t bytes, std::uint64_t other) {
   return mib(bytes) + (bytes != other && mib(bytes) == mib(other) ? " (" + std::to_string(bytes) + " bytes)" : "");
 }
-}  // namespace
 
-TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the model and batch on cuda:1 land on physical GPU 3 only",
-          "[lesson04]") {
-  const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
-  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  const auto run = run_lesson("04", env);
-  expect_equal("torch::cuda::device_count()", run.fact("device_count"), 4);
+std::string shown(const Env& env) {
+  std::string text;
+  for (const auto& [name, value] : env) text += name + "=" + (value ? *value : "(unset)") + " ";
+  return text.empty() ? "nothing set " : text;
+}
 
-  const int gpu = cuda_order().at(3);  // the list's entry 3: physical GPU 3 where the GPUs are alike
+// `visible[i]`: the physical GPU behind cuda:i in this scenario; `gpu`: nvidia-smi's number
+// the program is given (--gpu).
+void check_on_gpu(const Env& env, const std::vector<int>& visible, int gpu) {
+  std::string list;
+  for (const int v : visible) list += (list.empty() ? "" : ",") + std::to_string(v);
+  INFO("scenario: " << shown(env) << "lesson-04 --gpu " << gpu
+                    << "\nthe GPUs this process sees, as nvidia-smi numbers them, cuda:0 first: " << list);
+  const auto run = run_lesson("04", env, {"--gpu", std::to_string(gpu)});
+  require_no_errors(run, "the program trains");
+  expect_equal("torch::cuda::device_count()", run.fact("device_count"), visible.size());
+
   for (const char* tensor : {"weight", "bias"}) expect_on_gpu(run, "after model.to(device)", tensor, gpu);
   for (const char* tensor : {"batch", "output"}) expect_on_gpu(run, "after forward", tensor, gpu);
 
-  SECTION("this process's tensors use GPU 3: a context plus the tensors") {
-    const auto used = run.usage("after forward");
+  const auto used = run.usage("after forward");
+  {
+    INFO("this process's tensors use GPU " << gpu << ": a context plus the tensors");
     require_that(used.count(gpu) == 1, "this process listed by nvidia-smi on " + gpus({gpu}) + " (after forward)",
                  "on " + gpus(listed_on(used)));
     // The node file gives the simulated context's size; a real one (250-600 MiB, by GPU,
     // driver and lazy loading) is only known to cost something.
-    const std::uint64_t context = simulated() ? node().gpus[static_cast<std::size_t>(gpu)].context_bytes : 1;
+    const bool sim = simulated(env);
+    const std::uint64_t context =
+        sim ? node(gpu_inventory(env).node).gpus[static_cast<std::size_t>(gpu)].context_bytes : 1;
     const std::uint64_t tensors = (1024 * 1024 + 1024 + 2 * 64 * 1024) * sizeof(float);
     const std::string parts =
-        simulated() ? "a " + mib(context) + " CUDA context plus " + mib(tensors) + " of weight, bias, batch and output"
-                    : "a CUDA context plus " + mib(tensors) + " of weight, bias, batch and output";
+        sim ? "a " + mib(context) + " CUDA context plus " + mib(tensors) + " of weight, bias, batch and output"
+            : "a CUDA context plus " + mib(tensors) + " of weight, bias, batch and output";
     expect_at_least("memory this process uses on " + gpus({gpu}) + " after forward (" + parts + ")", used.at(gpu),
                     context + tensors);
   }
 
-  SECTION("the other GPUs stay untouched, except cuda:0 where a guard's restore creates a context") {
-    const gpulab::Profile profile = profile_of(run);
-    const std::string on_profile =
-        "PyTorch " + profile.torch_version() + " on CUDA " + std::to_string(profile.cuda_runtime);
-    // Each op on cuda:1 enters a device guard and restores cuda:0 when it leaves: with
-    // cudaSetDevice before 2.1 (a context on CUDA 12), with MaybeSetDevice from 2.1 (none).
-    const bool restore_makes_context = profile.set_device_creates_context() && profile.guard_restore_sets_device();
-    const int first_listed = cuda_order().at(2);  // the list's entry 2: physical GPU 2
-    std::set<int> expected{gpu};
-    if (restore_makes_context) expected.insert(first_listed);
-    const std::string why =
-        " (" + on_profile + ": " +
-        (restore_makes_context ? "each device guard's restore to cuda:0 creates a context on " + gpus({first_listed})
-         : !profile.set_device_creates_context()
-             ? "a device guard's restore to cuda:0 creates no context, cudaSetDevice only selects the device"
-             : "a device guard's restore to cuda:0 uses MaybeSetDevice, which creates no context") +
-        ")";
-    const auto contexts = run.contexts("after forward");
-    const std::set<int> with_context(contexts.begin(), contexts.end());
-    expect_that(with_context == expected, "CUDA contexts on " + gpus(expected) + " after forward" + why,
-                "on " + gpus(with_context));
-    const auto used = run.usage("after forward");
-    expect_that(used.size() == expected.size(),
-                "this process listed by nvidia-smi on " + counted(expected) + " after forward" + why,
-                "on " + counted(listed_on(used)));
-    if (restore_makes_context && simulated()) {
-      const std::uint64_t context = node().gpus[static_cast<std::size_t>(first_listed)].context_bytes;
-      const bool present = used.count(first_listed) == 1;
-      expect_that(present && used.at(first_listed) == context,
-                  "memory on " + gpus({first_listed}) + " = " + mib(context) + ", the stray CUDA context alone" + why,
-                  present ? amount(used.at(first_listed), context) : "no memory on it");
-    }
+  // The other GPUs stay untouched, except cuda:0 where a guard's restore creates a context.
+  const gpulab::Profile profile = profile_of(run);
+  const std::string on_profile = "PyTorch " + profile.torch_version() + " on CUDA " + std::to_string(profile.cuda_runtime);
+  // Each op on cuda:k (k != 0) enters a device guard and restores cuda:0 when it leaves:
+  // with cudaSetDevice before 2.1 (a context on CUDA 12), with MaybeSetDevice from 2.1 (none).
+  const bool restore_makes_context = profile.set_device_creates_context() && profile.guard_restore_sets_device();
+  const int first_visible = visible.front();
+  std::set<int> expected{gpu};
+  if (restore_makes_context) expected.insert(first_visible);
+  const std::string why =
+      " (" + on_profile + ": " +
+      (first_visible == gpu ? std::string("the GPU is cuda:0 itself")
+       : restore_makes_context
+           ? "each device guard's restore to cuda:0 creates a context on " + gpus({first_visible})
+       : !profile.set_device_creates_context()
+           ? "a device guard's restore to cuda:0 creates no context, cudaSetDevice only selects the device"
+           : "a device guard's restore to cuda:0 uses MaybeSetDevice, which creates no context") +
+      ")";
+  const auto contexts = run.contexts("after forward");
+  const std::set<int> with_context(contexts.begin(), contexts.end());
+  expect_that(with_context == expected, "CUDA contexts on " + gpus(expected) + " after forward" + why,
+              "on " + gpus(with_context));
+  expect_that(used.size() == expected.size(),
+              "this process listed by nvidia-smi on " + counted(expected) + " after forward" + why,
+              "on " + counted(listed_on(used)));
+  if (restore_makes_context && first_visible != gpu && simulated(env)) {
+    const std::uint64_t context =
+        node(gpu_inventory(env).node).gpus[static_cast<std::size_t>(first_visible)].context_bytes;
+    const bool present = used.count(first_visible) == 1;
+    expect_that(present && used.at(first_visible) == context,
+                "memory on " + gpus({first_visible}) + " = " + mib(context) + ", the stray CUDA context alone" + why,
+                present ? amount(used.at(first_visible), context) : "no memory on it");
+  }
+}
+
+// The physical GPUs an integer list names, in list order (entry i is cuda:i with every GPU
+// visible: physical GPU i where CUDA counts in PCI order).
+std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env = {}) {
+  const auto order = cuda_order(env);
+  std::vector<int> physical;
+  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
+  return physical;
+}
+
+void check_list(const std::string& list, const std::vector<int>& entries, int gpu) {
+  const Env env = {{"CUDA_VISIBLE_DEVICES", list}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  check_on_gpu(env, physical_of_entries(entries), gpu);
+}
+}  // namespace
+
+TEST_CASE("the article's case: under CUDA_VISIBLE_DEVICES=2,3,4,5 the work lands on physical GPU 3 only",
+          "[lesson04]") {
+  check_list("2,3,4,5", {2, 3, 4, 5}, 3);
+}
+
+TEST_CASE("nvidia-smi's GPU N under other lists that name it", "[lesson04]") {
+  SECTION("CUDA_VISIBLE_DEVICES=2,3,4,5, GPU 5") { check_list("2,3,4,5", {2, 3, 4, 5}, 5); }
+  SECTION("CUDA_VISIBLE_DEVICES=6,4, GPU 4") { check_list("6,4", {6, 4}, 4); }
+  SECTION("CUDA_VISIBLE_DEVICES=7,0,3, GPU 3") { check_list("7,0,3", {7, 0, 3}, 3); }
+  SECTION("CUDA_VISIBLE_DEVICES=1, GPU 1") { check_list("1", {1}, 1); }
+  SECTION("nothing set, GPU 4") {
+    GPULAB_REQUIRE_GPUS(5, Env{});
+    check_on_gpu({}, cuda_order(), 4);
+  }
+  SECTION("another node: GPULAB_NODE=tiny2 CUDA_VISIBLE_DEVICES=1,0, GPU 0") {
+    const Env env = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1,0"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    if (simulated()) check_on_gpu(env, physical_of_entries({1, 0}, env), 0);
+  }
+}
+
+TEST_CASE("stretch: lists of UUIDs name the GPU too", "[lesson04][stretch]") {
+  const Env needs = {{"CUDA_VISIBLE_DEVICES", "5"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(needs), needs);
+  const auto uuids = gpu_uuids();
+  SECTION("CUDA_VISIBLE_DEVICES=<GPU 5's UUID>,<GPU 3's UUID>, GPU 3") {
+    check_on_gpu({{"CUDA_VISIBLE_DEVICES", uuids.at(5) + "," + uuids.at(3)}}, {5, 3}, 3);
+  }
+  SECTION("unique UUID prefixes of GPUs 4, 0 and 2, GPU 2") {
+    check_on_gpu({{"CUDA_VISIBLE_DEVICES",
+                   uuids.at(4).substr(0, 12) + "," + uuids.at(0).substr(0, 12) + "," + uuids.at(2).substr(0, 12)}},
+                 {4, 0, 2}, 2);
+  }
+}
+
+TEST_CASE("stretch: where CUDA does not count in nvidia-smi's order", "[lesson04][stretch]") {
+  GPULAB_REQUIRE_GPUS(1, Env{});
+  if (!simulated()) {
+    WARN("these scenarios need the simulated nodes (GPULAB_NODE)");
+    return;
+  }
+  SECTION("workstation-mixed, nothing set, GPU 0 (the GTX 1080 Ti is cuda:1)") {
+    const Env env = {{"GPULAB_NODE", "workstation-mixed"}};
+    check_on_gpu(env, cuda_order(env), 0);
+  }
+  SECTION("pascal-rig, CUDA_VISIBLE_DEVICES=3,0,1, GPU 1") {
+    const Env env = {{"GPULAB_NODE", "pascal-rig"}, {"CUDA_VISIBLE_DEVICES", "3,0,1"}};
+    check_on_gpu(env, physical_of_entries({3, 0, 1}, env), 1);
   }
 }
