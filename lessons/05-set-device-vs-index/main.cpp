@@ -1,54 +1,123 @@
-// Lesson 05 — set_device vs an explicit index (article claims A2.3, A2.4, A2.5, A3.3)
+// Lesson 05 — Which GPU does a new thread use? (article claims A2.3, A2.4, A2.5, A3.3)
 //
-// torch.cuda.set_device(2) makes GPU 2 this thread's current device: the default for
-// `.cuda()` with no index. An explicit index still wins, a scoped guard changes the
-// default only inside its scope, and a new thread starts again on device 0 — where it
-// would create a stray CUDA context. Make the worker thread use the main thread's GPU.
+// The main thread calls set_device (the article's torch.cuda.set_device) and its `.cuda()`
+// lands there, while `.cuda(i)` with an explicit index lands on cuda:i whatever the current
+// device. Then the trainer starts one worker thread per GPU: each trains its own copy of a
+// model with code written for "the current GPU", as most training code is.
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <torch/torch.h>
 
 #include "gpulab/cuda.h"
 #include "gpulab/lesson.h"
 
-// The GPU this program trains on: the article's torch.cuda.set_device(gpu_id).
-constexpr int kTrainDevice = 2;
-// The article's `.cuda(1)`: an explicit index.
-constexpr int kExplicitDevice = 1;
-// The device a scoped guard (Python: `with torch.cuda.device(3):`) switches to.
-constexpr int kScopedDevice = 3;
+constexpr std::int64_t kFeatures = 1024;
+constexpr std::int64_t kBatch = 256;
 
-torch::Tensor small_tensor() { return torch::ones({256, 256}); }
+// Holds every worker inside its step until the main thread has looked at the node, so what
+// nvidia-smi shows then is what the worker threads allocated themselves. A worker that ends
+// without arriving gives up its place, so nothing waits forever.
+class MidStep {
+ public:
+  explicit MidStep(std::size_t workers) : arrived_(workers, false), pending_(workers) {}
+
+  // A worker, inside its step: shows its model's weight and waits until it has been seen.
+  void arrive(std::size_t worker, const torch::Tensor& weight) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (seen_ || arrived_[worker]) return;
+    arrived_[worker] = true;
+    weights_.emplace_back("worker " + std::to_string(worker), weight);
+    --pending_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return seen_; });
+  }
+  // A worker that is done (it may never have arrived).
+  void done(std::size_t worker) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (seen_ || arrived_[worker]) return;
+    arrived_[worker] = true;
+    --pending_;
+    changed_.notify_all();
+  }
+  // The main thread: waits for every worker, looks, then lets them finish.
+  void look(const std::function<void(const std::vector<gpulab::NamedTensor>&)>& at) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return pending_ == 0; });
+    at(weights_);
+    seen_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<bool> arrived_;
+  std::size_t pending_;
+  bool seen_ = false;
+  std::vector<gpulab::NamedTensor> weights_;
+};
+
+// One step of the trainer, written for "the current GPU" (`.cuda()` with no index).
+torch::Tensor train_step(std::size_t worker, MidStep& mid_step) {
+  const torch::NoGradGuard no_grad;
+  torch::nn::Linear model(kFeatures, kFeatures);
+  model->to(torch::kCUDA);
+  const auto batch = torch::randn({kBatch, kFeatures}).to(torch::kCUDA);
+  const auto loss = model->forward(batch).pow(2).mean();
+  mid_step.arrive(worker, model->weight);
+  return loss.cpu();
+}
+
+// STRETCH: the UUID (as `nvidia-smi -L` prints it) of the GPU the calling thread computes on,
+// so that a worker's log line can be matched to nvidia-smi's list.
+std::string this_threads_gpu() { return "unknown"; }
 
 int main(int argc, char** argv) {
   return gpulab::run_lesson("05", argc, argv, [](gpulab::Lesson& lesson) {
-    gpulab::cuda::set_device(kTrainDevice);
-    lesson.fact("current_device_after_set_device", gpulab::cuda::current_device());
-    lesson.observe("after set_device");
+    // --devices 2,3,5: worker w trains on cuda:devices[w]. Default: one worker per visible GPU.
+    std::vector<int> devices = lesson.int_list("--devices");
+    if (devices.empty())
+      for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i) devices.push_back(i);
+    if (devices.empty()) throw std::runtime_error("this process sees no GPU");
 
-    const auto by_default = small_tensor().to(torch::kCUDA);                               // .cuda()
-    const auto by_index = small_tensor().to(torch::Device(torch::kCUDA, kExplicitDevice));  // .cuda(1)
-    lesson.observe("cuda() and cuda(1)", {{"default", by_default}, {"explicit", by_index}});
+    // The main thread: set_device changes the default, an explicit index wins over it.
+    gpulab::cuda::set_device(devices.front());
+    lesson.fact("main_thread_current_device", gpulab::cuda::current_device());
+    const auto by_default = torch::ones({kFeatures}).to(torch::kCUDA);  // .cuda()
+    const torch::Device last(torch::kCUDA, static_cast<c10::DeviceIndex>(devices.back()));
+    const auto by_index = torch::ones({kFeatures}).to(last);  // .cuda(i)
+    lesson.observe("main thread", {{"default", by_default}, {"explicit", by_index}});
 
-    {
-      const c10::DeviceGuard guard(torch::Device(torch::kCUDA, kScopedDevice));
-      lesson.fact("current_device_in_guard", gpulab::cuda::current_device());
-      lesson.observe("inside the guard", {{"scoped", small_tensor().to(torch::kCUDA)}});
-    }
-    lesson.fact("current_device_after_guard", gpulab::cuda::current_device());
-    const auto after_guard = small_tensor().to(torch::kCUDA);
-
-    torch::Tensor from_worker;
-    std::thread worker([&] {
-      lesson.fact("current_device_in_new_thread", gpulab::cuda::current_device());
-      // TODO: the worker must compute on the main thread's GPU (kTrainDevice), not on device 0.
-      from_worker = small_tensor().to(torch::kCUDA);
+    const std::size_t workers = devices.size();
+    std::vector<int> started_on(workers, -1);
+    std::vector<std::string> gpu_of_worker(workers);
+    MidStep mid_step(workers);
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < workers; ++w)
+      threads.emplace_back([&, w] {
+        started_on[w] = gpulab::cuda::current_device();
+        // TODO: each worker must train on its own GPU — worker w on cuda:devices[w] — inside
+        //       its own thread, and nvidia-smi must show this process on no GPU that no
+        //       worker trains on. The training code itself is written for "the current GPU".
+        train_step(w, mid_step);
+        gpu_of_worker[w] = this_threads_gpu();
+        mid_step.done(w);
+      });
+    mid_step.look([&](const std::vector<gpulab::NamedTensor>& weights) {
+      lesson.observe("every worker mid-step", weights);
     });
-    worker.join();
+    for (auto& thread : threads) thread.join();
 
-    lesson.observe("at the end", {{"default", by_default},
-                                  {"explicit", by_index},
-                                  {"after_guard", after_guard},
-                                  {"worker", from_worker}});
+    for (std::size_t w = 0; w < workers; ++w) {
+      lesson.fact("worker_" + std::to_string(w) + "_started_on", started_on[w]);
+      lesson.fact("worker_" + std::to_string(w) + "_gpu", gpu_of_worker[w]);
+    }
+    lesson.observe("after training");
   });
 }

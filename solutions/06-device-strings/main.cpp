@@ -1,8 +1,10 @@
-// Lesson 06 — device strings: "cuda:1,2" is not two GPUs (article claims A2.2, A2.7)
+// Lesson 06 — Does "cuda:1,2" name two GPUs? (article claims A2.2, A2.7)
 //
-// A device is one GPU. Today LibTorch rejects every string below. PyTorch <= 1.5 read the
-// index only up to its first non-digit, so the article's "cuda:2,1" silently meant cuda:2,
-// which under CUDA_VISIBLE_DEVICES=2,3,4,5 is physical GPU 4: what the article saw.
+// A device is one GPU. Today LibTorch rejects every string in kDeviceStrings. PyTorch <= 1.5
+// accepted some of them without a word: the article's model.cuda('cuda:2,1') ran on one GPU.
+// This program replays the article's strings (or the device strings given as arguments) the
+// way PyTorch 1.5 read them, and puts a model's weight where PyTorch 1.5 would have put it.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -12,16 +14,32 @@
 
 // Strings from the article and its readers' attempts to name several GPUs at once.
 const std::vector<std::string> kDeviceStrings = {"cuda:1,2", "cuda:2,1", "cuda:01", "cuda:-1", ""};
-// The article's two multi-GPU strings, replayed with the old parser.
+// The article's two multi-GPU strings, replayed with the old parser unless arguments give others.
 const std::vector<std::string> kArticleStrings = {"cuda:1,2", "cuda:2,1"};
 
-// How PyTorch <= 1.5 turned a device string into a device (c10/core/Device.cpp then).
+// The device PyTorch <= 1.5 made of a device string "<type>:<index text>" (its
+// c10/core/Device.cpp, before the strict grammar of 1.6).
 torch::Device parse_like_pytorch_1_5(const std::string& text) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) return torch::Device(text);
   const torch::DeviceType type = torch::Device(text.substr(0, colon)).type();
-  // std::stoi stops at the first non-digit: "2,1" -> 2. The rest was silently dropped.
+  // std::stoi reads every leading digit and stops at the first non-digit: "2,1" -> 2,
+  // "10" -> 10. The rest was silently dropped.
   return torch::Device(type, static_cast<c10::DeviceIndex>(std::stoi(text.substr(colon + 1))));
+}
+
+// STRETCH: the GPUs the article's author meant by "cuda:1,2": one device per listed index.
+std::vector<torch::Device> devices_meant(const std::string& text) {
+  std::vector<torch::Device> devices;
+  const auto colon = text.find(':');
+  const torch::DeviceType type = torch::Device(text.substr(0, colon)).type();
+  for (std::size_t start = colon + 1; start <= text.size();) {
+    const auto comma = text.find(',', start);
+    devices.emplace_back(type, static_cast<c10::DeviceIndex>(std::stoi(text.substr(start, comma - start))));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return devices;
 }
 
 int main(int argc, char** argv) {
@@ -33,11 +51,19 @@ int main(int argc, char** argv) {
       lesson.attempt("torch::Device(\"" + text + "\")", [&] { (void)torch::Device(text); });
 
     // PyTorch <= 1.5: the same strings named one GPU each, without a word of warning.
-    for (const auto& text : kArticleStrings)
+    // `./gpulab run 06 -- cuda:3,1 cuda:10` replays other strings.
+    const std::vector<std::string> replayed = lesson.args().empty() ? kArticleStrings : lesson.args();
+    for (const auto& text : replayed) {
       lesson.attempt("PyTorch 1.5 parse of \"" + text + "\"", [&] {
         const torch::Device device = parse_like_pytorch_1_5(text);
-        lesson.observe("model.cuda(\"" + text + "\") in PyTorch 1.5",
-                       {{"weight", torch::ones({1024, 1024}, device)}});
+        lesson.observe("model.cuda(\"" + text + "\") in PyTorch 1.5", {{"weight", torch::ones({1024, 1024}, device)}});
       });
+      lesson.attempt("the GPUs meant by \"" + text + "\"", [&] {
+        std::vector<gpulab::NamedTensor> replicas;
+        for (const auto& device : devices_meant(text))
+          replicas.emplace_back(device.str(), torch::ones({1024, 1024}, device));
+        lesson.observe("one replica per GPU meant by \"" + text + "\"", replicas);
+      });
+    }
   });
 }

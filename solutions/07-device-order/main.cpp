@@ -1,55 +1,88 @@
-// Lesson 07 — CUDA order vs nvidia-smi order (article claim A2.8)
+// Lesson 07 — Which GPU does nvidia-smi call cuda:0? (article claim A2.8)
 //
-// nvidia-smi numbers GPUs in PCI bus order. CUDA numbers them FASTEST_FIRST unless
-// CUDA_DEVICE_ORDER=PCI_BUS_ID, and CUDA_VISIBLE_DEVICES counts in CUDA's numbers. On this
-// mixed workstation cuda:0 is not nvidia-smi's GPU 0. Map one numbering to the other and
-// compute on the GPU nvidia-smi calls kSmiGpu (or the number given as first argument).
-#include <algorithm>
+// nvidia-smi numbers GPUs in PCI bus order and ignores CUDA_VISIBLE_DEVICES. CUDA numbers
+// them FASTEST_FIRST unless CUDA_DEVICE_ORDER=PCI_BUS_ID, counting only the GPUs it shows
+// this process. The one name both agree on is the GPU's PCI location. The program is given
+// nvidia-smi's list of bus ids (--smi-bus-ids, in nvidia-smi's order, as
+//   nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader
+// prints them: line k is nvidia-smi's GPU k), maps every CUDA device to nvidia-smi's number
+// and computes on the GPU nvidia-smi calls --gpu N.
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "gpulab/cuda.h"
 #include "gpulab/lesson.h"
-#include "gpulab/observe.h"
 
-// The GPU we want, by the number nvidia-smi shows for it.
-constexpr int kSmiGpu = 0;
-
-// nvidia-smi's number of each CUDA device of this process, in CUDA index order. (With
-// the CUDA runtime: match cudaDeviceGetPCIBusId against `nvidia-smi --query-gpu=index,pci.bus_id`.)
-std::vector<int> nvidia_smi_numbers() {
-  std::vector<int> numbers;
-  for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i)
-    numbers.push_back(gpulab::physical_index_of(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(i))));
-  return numbers;
+// "a,b,c" -> {"a", "b", "c"}; "" -> {}.
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  for (std::string::size_type start = 0; !list.empty() && start <= list.size();) {
+    const auto comma = list.find(',', start);
+    items.push_back(list.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
 }
 
-// The CUDA index of nvidia-smi's GPU `smi_gpu`, or -1 when this process cannot see it.
-int cuda_index_of(int smi_gpu, const std::vector<int>& smi_numbers) {
-  // Look the GPU up by its nvidia-smi number; where it sits in CUDA's order is its CUDA index.
-  const auto found = std::find(smi_numbers.begin(), smi_numbers.end(), smi_gpu);
-  return found == smi_numbers.end() ? -1 : static_cast<int>(found - smi_numbers.begin());
+// nvidia-smi's number of cuda:`cuda_index`, or -1 when nvidia-smi lists no such GPU.
+int nvidia_smi_number(int cuda_index, const std::vector<std::string>& smi_bus_ids) {
+  const auto properties = gpulab::cuda::get_device_properties(cuda_index);
+  for (std::size_t k = 0; k < smi_bus_ids.size(); ++k) {
+    // "domain:bus:device.function" in hex. Compare numbers, not text: nvidia-smi writes
+    // the domain with 8 digits ("00000000:3D:00.0"), CUDA with 4 and in lower case.
+    unsigned domain = 0, bus = 0, device = 0;
+    if (std::sscanf(smi_bus_ids[k].c_str(), "%x:%x:%x", &domain, &bus, &device) != 3) continue;
+    if (domain == static_cast<unsigned>(properties.pci_domain_id) &&
+        bus == static_cast<unsigned>(properties.pci_bus_id) && device == static_cast<unsigned>(properties.pci_device_id))
+      return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// STRETCH: the same number found through the GPU's UUID, given nvidia-smi's UUIDs in its
+// order (`nvidia-smi -L`: "GPU 1: NVIDIA GeForce RTX 4090 (UUID: GPU-65bd580d-…)").
+int nvidia_smi_number_by_uuid(int cuda_index, const std::vector<std::string>& smi_uuids) {
+  const std::string uuid = gpulab::cuda::get_device_properties(cuda_index).uuid;
+  for (std::size_t k = 0; k < smi_uuids.size(); ++k)
+    if (smi_uuids[k] == uuid) return static_cast<int>(k);
+  return -1;
 }
 
 int main(int argc, char** argv) {
   return gpulab::run_lesson("07", argc, argv, [](gpulab::Lesson& lesson) {
-    const int smi_gpu = lesson.args().empty() ? kSmiGpu : std::stoi(lesson.args()[0]);
-    const std::vector<int> smi_numbers = nvidia_smi_numbers();
-    lesson.fact("device_count", static_cast<std::int64_t>(smi_numbers.size()));
-    for (std::size_t i = 0; i < smi_numbers.size(); ++i) {
-      lesson.fact("nvidia_smi_number_of_cuda:" + std::to_string(i), smi_numbers[i]);
-      lesson.say("cuda:" + std::to_string(i) + " is nvidia-smi's GPU " + std::to_string(smi_numbers[i]));
-    }
-    if (!smi_numbers.empty()) lesson.observe("on cuda:0", {{"first", torch::ones({1024, 1024}, torch::kCUDA)}});
+    const std::vector<std::string> smi_bus_ids = split(lesson.option("--smi-bus-ids"));
+    const std::vector<std::string> smi_uuids = split(lesson.option("--smi-uuids"));
+    const int wanted = lesson.int_list("--gpu", {0}).front();  // nvidia-smi's number
+    if (smi_bus_ids.empty())
+      lesson.say("give nvidia-smi's bus ids with --smi-bus-ids (what nvidia-smi --query-gpu=pci.bus_id prints)");
 
-    const int index = cuda_index_of(smi_gpu, smi_numbers);
-    lesson.fact("cuda_index_of_wanted_gpu", index);
-    if (index < 0) {
-      lesson.say("nvidia-smi's GPU " + std::to_string(smi_gpu) + " is not visible to this process");
+    const int count = static_cast<int>(torch::cuda::device_count());
+    lesson.fact("device_count", count);
+    std::vector<gpulab::NamedTensor> tensors;
+    int index_of_wanted = -1;
+    for (int i = 0; i < count; ++i) {
+      const int number = nvidia_smi_number(i, smi_bus_ids);
+      lesson.fact("nvidia_smi_number_of_cuda:" + std::to_string(i), number);
+      if (!smi_uuids.empty())
+        lesson.fact("nvidia_smi_number_by_uuid_of_cuda:" + std::to_string(i), nvidia_smi_number_by_uuid(i, smi_uuids));
+      lesson.say("cuda:" + std::to_string(i) + " is nvidia-smi's GPU " + std::to_string(number));
+      if (number == wanted && index_of_wanted < 0) index_of_wanted = i;
+      const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
+      tensors.emplace_back(device.str(), torch::ones({1024}, device));
+    }
+    if (count > 0) lesson.observe("on cuda:0", {{"first", tensors.front().second}});
+    lesson.observe("one tensor per CUDA device", tensors);
+
+    lesson.fact("cuda_index_of_wanted_gpu", index_of_wanted);
+    if (index_of_wanted < 0) {
+      lesson.say("nvidia-smi's GPU " + std::to_string(wanted) + " is not visible to this process");
       return;
     }
-    const auto batch = torch::ones({1024, 1024}, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)));
-    lesson.observe("on the wanted GPU", {{"batch", batch}});
+    const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(index_of_wanted));
+    lesson.observe("on the wanted GPU", {{"batch", torch::ones({1024, 1024}, device)}});
   });
 }

@@ -1,9 +1,12 @@
-// Lesson 05: set_device sets a per-thread default; an explicit index and a scoped guard
-// override it; a new thread starts on device 0 (claims A2.3, A2.4, A2.5, A3.3). Whether
-// set_device creates a context depends on the CUDA runtime of the profile the lesson ran
-// under (its report says which).
+// Lesson 05: the current device is per thread (claims A2.3, A2.4, A2.5, A3.3). The trainer
+// starts one worker per GPU; each must train on its own GPU, inside its own thread. The
+// checks look at the node while every worker is held inside its step ("every worker
+// mid-step"): what nvidia-smi shows then is what the worker threads allocated themselves, so
+// a step run anywhere else (the main thread, after join) shows nothing there. Scenarios vary
+// the node, CUDA_VISIBLE_DEVICES and the devices the workers are given.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,148 +15,188 @@
 
 #include "expect.h"
 #include "gpu_requirements.h"
-#include "lesson_profile.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
 
 namespace {
-// The lesson runs with every GPU visible and uses cuda:0 to cuda:3 (set_device(2), .cuda(1),
-// a guard to 3; a new thread starts on 0).
-constexpr int kGpusUsed = 4;
+const std::string kMidStep = "every worker mid-step";
 
-// The physical GPU of cuda:`index`. The default node's GPUs all share one compute
-// capability, so CUDA's order is PCI order there: cuda:i is physical GPU i.
-int physical_of_cuda(int index) {
-  const auto order = cuda_order();
-  if (index >= static_cast<int>(order.size()))
-    FAIL("expected: CUDA numbers a cuda:" << index << " with every GPU visible — observed: it numbers only "
-                                          << order.size() << " GPUs");
-  return order[static_cast<std::size_t>(index)];
+struct Scenario {
+  std::string name;                 // for messages: "CUDA_VISIBLE_DEVICES=6,1, --devices 1,0"
+  std::string node_name;            // GPULAB_NODE
+  std::optional<std::string> visible;  // CUDA_VISIBLE_DEVICES, or unset
+  std::vector<int> devices;         // --devices (CUDA indices); empty: one worker per visible GPU
+
+  Env env() const { return {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}}; }
+  std::vector<std::string> args() const {
+    if (devices.empty()) return {};
+    std::string list;
+    for (int d : devices) list += (list.empty() ? "" : ",") + std::to_string(d);
+    return {"--devices", list};
+  }
+};
+
+// The physical GPU (nvidia-smi's number) behind each CUDA index this scenario makes visible:
+// the list's integer entries name GPUs in CUDA's order (lesson 02, lesson 07).
+std::vector<int> visible_gpus(const Scenario& s) {
+  const auto order = cuda_order({{"GPULAB_NODE", s.node_name}});
+  if (!s.visible) return order;
+  std::vector<int> physical;
+  std::string list = *s.visible;
+  for (std::string::size_type start = 0; start <= list.size();) {
+    const auto comma = list.find(',', start);
+    physical.push_back(order.at(static_cast<std::size_t>(std::stoi(list.substr(start, comma - start)))));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return physical;
 }
 
-// The thread's current device a fact records: "cuda:2"; a fact that is no number as it reads.
-std::string current(const nlohmann::json& index) {
-  return index.is_number_integer() ? "cuda:" + std::to_string(index.get<int>()) : index.dump();
+// Worker w's GPU, physical: behind cuda:devices[w] (or cuda:w with no --devices).
+std::vector<int> workers_gpus(const Scenario& s) {
+  const auto visible = visible_gpus(s);
+  std::vector<int> physical;
+  if (s.devices.empty()) return visible;
+  for (int d : s.devices) physical.push_back(visible.at(static_cast<std::size_t>(d)));
+  return physical;
 }
 
-// torch::cuda's current device, as a fact recorded it, is cuda:`index`.
-void expect_current_device(const LessonRun& run, const std::string& fact, int index, const std::string& when) {
-  const auto& observed = run.fact(fact);
-  expect_that(observed == index, "current device cuda:" + std::to_string(index) + " " + when,
-              "current device " + current(observed));
+int gpus_needed(const Scenario& s) {
+  const auto order = cuda_order({{"GPULAB_NODE", s.node_name}});
+  int needed = 1;
+  for (int gpu : workers_gpus(s))
+    needed = std::max(needed, static_cast<int>(std::find(order.begin(), order.end(), gpu) - order.begin()) + 1);
+  return std::max(needed, gpulab::test::gpus_needed(s.env()));
 }
 
-// The named tensor's device string at an observation is `device`: "<what> on cuda:2<when>".
-void expect_device(const LessonRun& run, const std::string& label, const std::string& tensor, const std::string& device,
-                   const std::string& what, const std::string& when) {
-  const std::string observed = run.device_of(label, tensor);
-  expect_that(observed == device, what + " on " + device + when, "on " + observed);
+// The tensor named `name` at an observation, or null when the program showed none.
+const nlohmann::json* tensor_at(const LessonRun& run, const std::string& label, const std::string& name) {
+  for (const auto& t : run.observation(label).at("tensors"))
+    if (t.at("name") == name) return &t;
+  return nullptr;
 }
 
-// The named tensor is on the physical GPU behind cuda:`index`.
-void expect_behind(const LessonRun& run, const std::string& label, const std::string& tensor, int index,
-                   const std::string& what) {
-  const int expected = physical_of_cuda(index);
-  const int observed = run.physical_of(label, tensor);
-  expect_that(observed == expected, what + " " + placement(expected) + " (cuda:" + std::to_string(index) + ")",
-              placement(observed));
+std::string cuda(int index) { return "cuda:" + std::to_string(index); }
+
+// While every worker is inside its step: worker w's weight on its own GPU, and nvidia-smi
+// shows this process using more than a context on each worker's GPU and nothing elsewhere.
+void check_workers_mid_step(const Scenario& s) {
+  INFO("scenario: " << s.name);
+  const auto run = run_lesson("05", s.env(), s.args());
+  require_no_errors(run, "the trainer runs");
+  const auto expected = workers_gpus(s);
+  const std::set<int> expected_set(expected.begin(), expected.end());
+  for (std::size_t w = 0; w < expected.size(); ++w) {
+    const std::string worker = "worker " + std::to_string(w);
+    const std::string device = cuda(s.devices.empty() ? static_cast<int>(w) : s.devices[w]);
+    const std::string goal =
+        worker + "'s weight " + placement(expected[w]) + " (" + device + ") while the workers run (" + s.name + ")";
+    const auto* weight = tensor_at(run, kMidStep, worker);
+    if (weight == nullptr) {
+      expect_that(false, goal, worker + " had no model while the workers ran: its step did not run in its thread");
+      continue;
+    }
+    const int observed = weight->at("physical_index").is_null() ? -1 : weight->at("physical_index").get<int>();
+    expect_that(observed == expected[w], goal,
+                "its weight " + placement(observed) + " (" + weight->at("device").get<std::string>() + ")");
+  }
+  // From outside, as nvidia-smi sees the process while the workers are inside their steps.
+  const auto used = run.usage(kMidStep);
+  expect_that(listed_on(used) == expected_set,
+              "nvidia-smi shows this process on " + gpus(expected_set) + " while the workers run, the workers' GPUs (" +
+                  s.name + ")",
+              "on " + gpus(listed_on(used)));
+  for (int gpu : expected_set) {
+    if (used.count(gpu) == 0) continue;  // reported just above
+    const std::uint64_t context =
+        simulated(s.env()) ? node(s.node_name).gpus[static_cast<std::size_t>(gpu)].context_bytes : 0;
+    expect_that(used.at(gpu) > context,
+                "more than a CUDA context's " + mib(context) + " on " + gpus({gpu}) +
+                    " while the workers run: a worker's model and batch (" + s.name + ")",
+                mib(used.at(gpu)) + " there");
+  }
+  const auto contexts = run.contexts("after training");
+  const std::set<int> with_context(contexts.begin(), contexts.end());
+  expect_that(with_context == expected_set,
+              "CUDA contexts after training on the workers' GPUs only: " + gpus(expected_set) + " (" + s.name + ")",
+              "on " + gpus(with_context));
 }
 
-std::set<int> as_set(const std::vector<int>& physical) { return {physical.begin(), physical.end()}; }
-
-// "416.0 MiB", with the bytes when two different amounts would read the same.
-std::string amount(std::uint64_t bytes, std::uint64_t other) {
-  return mib(bytes) + (bytes != other && mib(bytes) == mib(other) ? " (" + std::to_string(bytes) + " bytes)" : "");
-}
+const Scenario kGiven{"the default node, --devices 2,3,5", gpulab::kDefaultNodeName, std::nullopt, {2, 3, 5}};
 }  // namespace
 
-TEST_CASE("after set_device(2), .cuda() lands on cuda:2 and .cuda(1) still on cuda:1", "[lesson05]") {
-  GPULAB_REQUIRE_GPUS(kGpusUsed, Env{});
-  const auto run = run_lesson("05");
-  expect_current_device(run, "current_device_after_set_device", 2, "after set_device(2)");
-  expect_device(run, "cuda() and cuda(1)", "default", "cuda:2", "the tensor moved with .cuda()",
-                " after set_device(2)");
-  expect_behind(run, "cuda() and cuda(1)", "default", 2, "the tensor moved with .cuda()");
-  expect_device(run, "cuda() and cuda(1)", "explicit", "cuda:1", "the tensor moved with .cuda(1)",
-                " after set_device(2)");
-  expect_behind(run, "cuda() and cuda(1)", "explicit", 1, "the tensor moved with .cuda(1)");
+TEST_CASE("the main thread: .cuda() lands on the device set_device chose, an explicit index wins", "[lesson05]") {
+  GPULAB_REQUIRE_GPUS(gpus_needed(kGiven), kGiven.env());
+  const auto run = run_lesson("05", kGiven.env(), kGiven.args());
+  const auto physical = visible_gpus(kGiven);
+  expect_equal("the main thread's current device after set_device(2)", run.fact("main_thread_current_device"), 2);
+  expect_that(run.device_of("main thread", "default") == "cuda:2", "the tensor moved with .cuda() on cuda:2",
+              "on " + run.device_of("main thread", "default"));
+  expect_on_gpu(run, "main thread", "default", physical[2]);
+  expect_that(run.device_of("main thread", "explicit") == "cuda:5",
+              "the tensor moved with .cuda(5) on cuda:5, whatever the current device",
+              "on " + run.device_of("main thread", "explicit"));
+  expect_on_gpu(run, "main thread", "explicit", physical[5]);
 }
 
-TEST_CASE("set_device creates the device's context at once on CUDA 12, and none on CUDA 11", "[lesson05]") {
-  GPULAB_REQUIRE_GPUS(kGpusUsed, Env{});
-  const auto run = run_lesson("05");
-  const gpulab::Profile profile = profile_of(run);
-  const std::string on_profile =
-      "PyTorch " + profile.torch_version() + " on CUDA " + std::to_string(profile.cuda_runtime);
-  const int gpu = physical_of_cuda(2);
-  if (!profile.set_device_creates_context()) {
-    const std::string why =
-        " (" + on_profile + ": cudaSetDevice only selects the device, no context until the first tensor)";
-    const auto contexts = run.contexts("after set_device");
-    expect_that(contexts.empty(), "no CUDA context right after set_device(2)" + why,
-                "CUDA contexts on " + gpus(as_set(contexts)));
-    const auto used = run.usage("after set_device");
-    expect_that(used.empty(), "this process listed by nvidia-smi on no GPU right after set_device(2)" + why,
-                "on " + gpus(listed_on(used)));
+TEST_CASE("a new thread starts on cuda:0, whatever the main thread selected", "[lesson05]") {
+  GPULAB_REQUIRE_GPUS(gpus_needed(kGiven), kGiven.env());
+  const auto run = run_lesson("05", kGiven.env(), kGiven.args());
+  for (std::size_t w = 0; w < kGiven.devices.size(); ++w) {
+    const auto& started = run.fact("worker_" + std::to_string(w) + "_started_on");
+    expect_that(started == 0,
+                "worker " + std::to_string(w) + " starts on cuda:0 (recorded before anything selects a device)",
+                "it starts on " + started.dump());
+  }
+}
+
+TEST_CASE("each worker trains on its own GPU: --devices 2,3,5 on the default node", "[lesson05]") {
+  GPULAB_REQUIRE_GPUS(gpus_needed(kGiven), kGiven.env());
+  check_workers_mid_step(kGiven);
+}
+
+TEST_CASE("each worker trains on its own GPU: one worker per GPU of CUDA_VISIBLE_DEVICES=4,5,6,7", "[lesson05]") {
+  const Scenario s{"CUDA_VISIBLE_DEVICES=4,5,6,7, one worker per visible GPU", gpulab::kDefaultNodeName, "4,5,6,7", {}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(s), s.env());
+  check_workers_mid_step(s);
+}
+
+TEST_CASE("each worker trains on its own GPU: CUDA_VISIBLE_DEVICES=6,1 with --devices 1,0", "[lesson05]") {
+  const Scenario s{"CUDA_VISIBLE_DEVICES=6,1, --devices 1,0", gpulab::kDefaultNodeName, "6,1", {1, 0}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(s), s.env());
+  check_workers_mid_step(s);
+}
+
+TEST_CASE("each worker trains on its own GPU: workstation-mixed, --devices 3,0", "[lesson05]") {
+  const Scenario s{"GPULAB_NODE=workstation-mixed, --devices 3,0", "workstation-mixed", std::nullopt, {3, 0}};
+  if (!simulated(s.env())) {
+    WARN("needs 4 GPUs, found 0 of workstation-mixed: this scenario runs on the simulated node only");
     return;
   }
-  const std::string why = " (" + on_profile + ": cudaSetDevice creates the device's context)";
-  const auto contexts = run.contexts("after set_device");
-  expect_that(contexts == std::vector<int>{gpu},
-              "a CUDA context on " + gpus({gpu}) + " only, right after set_device(2)" + why,
-              "CUDA contexts on " + gpus(as_set(contexts)));
-  const auto used = run.usage("after set_device");
-  require_that(used.count(gpu) == 1,
-               "this process listed by nvidia-smi on " + gpus({gpu}) + " right after set_device(2)" + why,
-               "on " + gpus(listed_on(used)));
-  // Only a context: the node file's size on the simulated node; on real GPUs its size
-  // (250-600 MiB, by GPU, driver and lazy loading) is not known in advance.
-  if (simulated()) {
-    const std::uint64_t context = node().gpus[static_cast<std::size_t>(gpu)].context_bytes;
-    expect_that(
-        used.at(gpu) == context,
-        "memory on " + gpus({gpu}) + " = " + mib(context) + " right after set_device(2), its CUDA context alone" + why,
-        amount(used.at(gpu), context));
-  } else {
-    expect_that(used.at(gpu) > 0,
-                "memory used on " + gpus({gpu}) + " right after set_device(2), by its CUDA context" + why,
-                mib(used.at(gpu)));
+  check_workers_mid_step(s);
+}
+
+TEST_CASE("stretch: each worker names, from inside its thread, the UUID of the GPU it trains on",
+          "[lesson05][stretch]") {
+  for (const Scenario& s : {kGiven, Scenario{"CUDA_VISIBLE_DEVICES=6,1, --devices 1,0", gpulab::kDefaultNodeName,
+                                             "6,1", {1, 0}}}) {
+    GPULAB_REQUIRE_GPUS(gpus_needed(s), s.env());
+    INFO("scenario: " << s.name);
+    const auto run = run_lesson("05", s.env(), s.args());
+    const auto uuids = gpu_uuids(s.env());
+    for (std::size_t w = 0; w < s.devices.size(); ++w) {
+      const std::string worker = "worker " + std::to_string(w);
+      const auto* weight = tensor_at(run, kMidStep, worker);
+      require_that(weight != nullptr && weight->at("physical_index").is_number_integer(),
+                   worker + "'s weight on a GPU while the workers run (" + s.name + ")", "none there");
+      const int gpu = weight->at("physical_index").get<int>();
+      const auto& named = run.fact("worker_" + std::to_string(w) + "_gpu");
+      const std::string expected = uuids.at(static_cast<std::size_t>(gpu));
+      expect_that(named == expected,
+                  worker + " names " + expected + ", the UUID nvidia-smi -L shows for " + gpus({gpu}) +
+                      ", where its weight is (" + s.name + ")",
+                  "it names " + named.dump());
+    }
   }
-}
-
-TEST_CASE("a scoped device guard changes the default only inside its scope", "[lesson05]") {
-  GPULAB_REQUIRE_GPUS(kGpusUsed, Env{});
-  const auto run = run_lesson("05");
-  expect_current_device(run, "current_device_in_guard", 3, "inside the guard to cuda:3");
-  expect_device(run, "inside the guard", "scoped", "cuda:3", "the tensor moved with .cuda()", " inside the guard");
-  expect_current_device(run, "current_device_after_guard", 2, "after the guard's scope (set_device(2) before it)");
-  expect_device(run, "at the end", "after_guard", "cuda:2", "the tensor moved with .cuda()",
-                " after the guard's scope");
-}
-
-TEST_CASE("a new thread starts on device 0, the worker computes on the main thread's GPU only after selecting it",
-          "[lesson05]") {
-  GPULAB_REQUIRE_GPUS(kGpusUsed, Env{});
-  const auto run = run_lesson("05");
-  expect_current_device(run, "current_device_in_new_thread", 0, "when the new thread starts");
-  expect_device(run, "at the end", "worker", "cuda:2", "the worker thread's tensor", ", the main thread's device");
-  expect_behind(run, "at the end", "worker", 2, "the worker thread's tensor");
-}
-
-TEST_CASE("the process has contexts exactly on the GPUs its tensors used", "[lesson05]") {
-  GPULAB_REQUIRE_GPUS(kGpusUsed, Env{});
-  const auto run = run_lesson("05");
-  std::set<int> used_by_tensors{run.physical_of("inside the guard", "scoped")};
-  for (const char* tensor : {"default", "explicit", "after_guard", "worker"})
-    used_by_tensors.insert(run.physical_of("at the end", tensor));
-  const auto contexts = run.contexts("at the end");
-  expect_that(as_set(contexts) == used_by_tensors,
-              "CUDA contexts at the end exactly where the tensors are: on " + gpus(used_by_tensors),
-              "on " + gpus(as_set(contexts)));
-  // The program never asks for device 0: a context there is the stray one of claim A3.2.
-  const int first = physical_of_cuda(0);
-  expect_that(std::count(contexts.begin(), contexts.end(), first) == 0,
-              "no CUDA context on " + gpus({first}) + " (cuda:0): the program never selects device 0",
-              "a CUDA context on it (contexts on " + gpus(as_set(contexts)) + ")");
 }

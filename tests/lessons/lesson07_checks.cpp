@@ -1,8 +1,11 @@
 // Lesson 07: CUDA numbers GPUs FASTEST_FIRST unless CUDA_DEVICE_ORDER=PCI_BUS_ID, while
-// nvidia-smi numbers them in PCI bus order (claim A2.8). On the simulated node expectations
-// come from the workstation-mixed node file: its compute capabilities and its PCI order. On
-// real GPUs they come from CUDA's order as `gpulab devices` sees it, and the checks need GPUs
-// that CUDA numbers differently from nvidia-smi.
+// nvidia-smi numbers them in PCI bus order (claim A2.8). The learner writes the map from a
+// CUDA index to nvidia-smi's number through the PCI bus id; the program is given nvidia-smi's
+// bus-id list (--smi-bus-ids) as nvidia-smi would print it. The checks compare each number the
+// program claims with where its tensor on that CUDA device was observed from outside, on
+// workstation-mixed, pascal-rig and dgx-a100, under every CUDA_DEVICE_ORDER and several
+// CUDA_VISIBLE_DEVICES lists. On real GPUs only this machine's scenarios run, and only when
+// CUDA numbers its GPUs differently from nvidia-smi.
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -13,6 +16,7 @@
 
 #include "expect.h"
 #include "gpu_requirements.h"
+#include "gpulab/process.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;
@@ -32,8 +36,37 @@ const Order kOrders[] = {{"CUDA_DEVICE_ORDER unset", std::nullopt},
 // Physical (nvidia-smi) numbers in CUDA's order under `order`. Node files list GPUs in PCI
 // bus order; FASTEST_FIRST puts the fastest GPU first and the rest in PCI order
 // (docs/reference.md "Order"; gpulab::enumeration_order, through lesson_run.cpp).
-std::vector<int> cuda_order(const Order& order) {
-  return gpulab::test::cuda_order({{"GPULAB_NODE", kNode}, {"CUDA_DEVICE_ORDER", order.value}});
+std::vector<int> cuda_order(const Order& order, const std::string& node_name = kNode) {
+  return gpulab::test::cuda_order({{"GPULAB_NODE", node_name}, {"CUDA_DEVICE_ORDER", order.value}});
+}
+
+// nvidia-smi's bus ids and UUIDs, in nvidia-smi's order (what `nvidia-smi --query-gpu=pci.bus_id`
+// and `nvidia-smi -L` print): the node file's on the simulated node, `gpulab smi --json`'s on
+// real GPUs.
+struct SmiLists {
+  std::string bus_ids;
+  std::string uuids;
+};
+SmiLists smi_lists(const std::string& node_name) {
+  SmiLists lists;
+  const auto add = [](std::string& list, const std::string& item) { list += (list.empty() ? "" : ",") + item; };
+  if (simulated({{"GPULAB_NODE", node_name}})) {
+    for (const auto& gpu : node(node_name).gpus) {
+      add(lists.bus_ids, gpu.pci_bus_id);
+      add(lists.uuids, gpu.uuid);
+    }
+    return lists;
+  }
+  gpulab::ProcessOptions options;
+  options.argv = {bin_dir() + "/gpulab", "smi", "--json"};
+  options.env = {{"GPULAB_STATE_DIR", fresh_state_dir()}};
+  const auto result = gpulab::run_process(options);
+  REQUIRE(result.ok());
+  for (const auto& gpu : nlohmann::json::parse(result.out).at("gpus")) {
+    add(lists.bus_ids, gpu.at("pci_bus_id").get<std::string>());
+    add(lists.uuids, gpu.at("uuid").get<std::string>());
+  }
+  return lists;
 }
 
 // Why this machine cannot show the lesson, if it cannot. The simulated node has the four
@@ -77,10 +110,53 @@ std::string contexts_on(const std::vector<int>& physical) {
   return "CUDA contexts on " + gpus(std::set<int>(physical.begin(), physical.end()));
 }
 
-LessonRun run_under(const Order& order, std::optional<std::string> visible, const std::vector<std::string>& args = {}) {
-  return run_lesson("07", {{"GPULAB_NODE", kNode}, {"CUDA_DEVICE_ORDER", order.value},
+LessonRun run_under(const Order& order, std::optional<std::string> visible, std::vector<std::string> args = {},
+                    const std::string& node_name = kNode) {
+  const auto lists = smi_lists(node_name);
+  args.insert(args.end(), {"--smi-bus-ids", lists.bus_ids, "--smi-uuids", lists.uuids});
+  return run_lesson("07", {{"GPULAB_NODE", node_name}, {"CUDA_DEVICE_ORDER", order.value},
                            {"CUDA_VISIBLE_DEVICES", std::move(visible)}},
                     args);
+}
+
+// The physical GPUs a list of integer entries makes visible, in CUDA index order.
+std::vector<int> visible_under(const Order& order, const std::optional<std::string>& visible,
+                               const std::string& node_name) {
+  const auto all = cuda_order(order, node_name);
+  if (!visible) return all;
+  std::vector<int> physical;
+  for (std::string::size_type start = 0; start <= visible->size();) {
+    const auto comma = visible->find(',', start);
+    physical.push_back(all.at(static_cast<std::size_t>(std::stoi(visible->substr(start, comma - start)))));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return physical;
+}
+
+// Every cuda:i's number, as the program claims it (fact `key` + i), is nvidia-smi's number of
+// the GPU its tensor on cuda:i was observed on — and the one the node's order predicts.
+void check_map(const Order& order, const std::optional<std::string>& visible, const std::string& node_name,
+               const std::string& key = "nvidia_smi_number_of_cuda:") {
+  const std::string when = " (" + std::string(node_name) + ", " + order.name + ", " +
+                           (visible ? "CUDA_VISIBLE_DEVICES=" + *visible : std::string("CUDA_VISIBLE_DEVICES unset")) +
+                           ")";
+  const auto run = run_under(order, visible, {}, node_name);
+  const auto expected = visible_under(order, visible, node_name);
+  const auto& count = run.fact("device_count");
+  require_that(count == static_cast<int>(expected.size()),
+               "torch::cuda::device_count() = " + std::to_string(expected.size()) + when,
+               "torch::cuda::device_count() = " + count.dump());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const std::string cuda = "cuda:" + std::to_string(i);
+    const int observed_gpu = run.physical_of("one tensor per CUDA device", cuda);
+    expect_that(observed_gpu == expected[i], "the tensor made on " + cuda + " " + placement(expected[i]) + when,
+                "it is " + placement(observed_gpu));
+    const auto& claimed = run.fact(key + std::to_string(i));
+    expect_that(claimed == observed_gpu,
+                cuda + " mapped to nvidia-smi's GPU " + std::to_string(observed_gpu) + ", where its tensor is" + when,
+                "mapped to " + smi_number(claimed));
+  }
 }
 }  // namespace
 
@@ -120,23 +196,24 @@ TEST_CASE("CUDA_VISIBLE_DEVICES=0 is the fastest GPU by default and nvidia-smi's
   }
 }
 
-TEST_CASE("the lesson maps every CUDA number to nvidia-smi's number in the order in force", "[lesson07]") {
+TEST_CASE("workstation-mixed: every cuda:i mapped to nvidia-smi's number, in every order and for several lists",
+          "[lesson07]") {
   GPULAB_REQUIRE_MIXED_GPUS();
-  for (const auto& order : kOrders) {
-    const std::string when = std::string(" (") + order.name + ")";
-    const auto run = run_under(order, std::nullopt);
-    const auto expected = cuda_order(order);
-    const auto& count = run.fact("device_count");
-    if (!(count == static_cast<int>(expected.size())))
-      FAIL("expected: torch::cuda::device_count() = " << expected.size() << when
-                                                      << " — observed: torch::cuda::device_count() = " << count.dump());
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      const auto& observed = run.fact("nvidia_smi_number_of_cuda:" + std::to_string(i));
-      expect_that(observed == expected[i],
-                  "cuda:" + std::to_string(i) + " mapped to nvidia-smi's GPU " + std::to_string(expected[i]) + when,
-                  "mapped to " + smi_number(observed));
-    }
+  for (const auto& order : kOrders)
+    for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"2,0"},
+                                                      std::optional<std::string>{"3,1,2"}})
+      check_map(order, visible, kNode);
+}
+
+TEST_CASE("pascal-rig and dgx-a100: every cuda:i mapped to nvidia-smi's number", "[lesson07]") {
+  if (!simulated()) {
+    WARN("needs 4 GPUs, found 0 of pascal-rig: these nodes are simulated ones");
+    return;
   }
+  for (const auto& order : {kOrders[0], kOrders[2]})
+    for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"3,1"}})
+      check_map(order, visible, "pascal-rig");
+  check_map(kOrders[0], std::string("6,2,7"), "dgx-a100");
 }
 
 TEST_CASE("the batch lands on the GPU nvidia-smi names, whatever CUDA's order", "[lesson07]") {
@@ -145,13 +222,14 @@ TEST_CASE("the batch lands on the GPU nvidia-smi names, whatever CUDA's order", 
   for (const auto& order : {kOrders[0], kOrders[2]}) {  // FASTEST_FIRST is the unset default
     for (int smi = 0; smi < gpus_on_node; ++smi) {
       const std::string when = std::string(" (") + order.name + ")";
-      const auto run = run_under(order, std::nullopt, {std::to_string(smi)});
+      const auto run = run_under(order, std::nullopt, {"--gpu", std::to_string(smi)});
       const auto cuda = cuda_order(order);
       const auto expected_index = std::find(cuda.begin(), cuda.end(), smi) - cuda.begin();
       const auto& found = run.fact("cuda_index_of_wanted_gpu");
       expect_that(found == expected_index,
                   "nvidia-smi's GPU " + std::to_string(smi) + " found at cuda:" + std::to_string(expected_index) + when,
                   where_found(found));
+      if (!found.is_number_integer() || found.get<int>() < 0) continue;  // reported just above
       const int observed = run.physical_of("on the wanted GPU", "batch");
       expect_that(observed == smi,
                   "the batch " + placement(smi) + ", the one nvidia-smi numbers " + std::to_string(smi) + when,
@@ -167,11 +245,18 @@ TEST_CASE("nvidia-smi's GPU 0 is not found when CUDA_VISIBLE_DEVICES=0 selects a
     if (cuda.front() == 0) continue;  // under this order the variable does select nvidia-smi's GPU 0
     const std::string when =
         std::string(" (CUDA_VISIBLE_DEVICES=0 shows only ") + gpus({cuda.front()}) + ", " + order.name + ")";
-    const auto run = run_under(order, "0", {"0"});
+    const auto run = run_under(order, "0", {"--gpu", "0"});
     const auto& found = run.fact("cuda_index_of_wanted_gpu");
     expect_that(found == -1, "nvidia-smi's GPU 0 not found" + when, where_found(found));
     const auto contexts = run.contexts("on cuda:0");
     expect_that(contexts == std::vector<int>{cuda.front()},
                 "a CUDA context on " + gpus({cuda.front()}) + " only" + when, contexts_on(contexts));
   }
+}
+
+TEST_CASE("stretch: the same map through the GPUs' UUIDs", "[lesson07][stretch]") {
+  GPULAB_REQUIRE_MIXED_GPUS();
+  for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"2,0"}})
+    check_map(kOrders[0], visible, kNode, "nvidia_smi_number_by_uuid_of_cuda:");
+  if (simulated()) check_map(kOrders[0], std::string("3,1"), "pascal-rig", "nvidia_smi_number_by_uuid_of_cuda:");
 }

@@ -1,7 +1,9 @@
-// Lesson 08: CUDA_VISIBLE_DEVICES edge cases — what each list makes visible, and where a
-// tensor put on every visible device lands (claim A1.2; rules in docs/reference.md "Visibility").
-// Lists are built from the node files (UUIDs, GPU count), not pasted; on real GPUs from
-// NVML's inventory and CUDA's order.
+// Lesson 08: CUDA_VISIBLE_DEVICES edge cases — what each list makes visible, where a tensor
+// put on every visible device lands, and whether the program tells, from inside, that CUDA
+// ignored part of the list and which physical GPUs it got, by the names nvidia-smi -L shows
+// (claim A1.2; rules in docs/reference.md "Visibility"). The GPUs it names are compared with
+// where its tensors were observed. Lists are built from the node files (UUIDs, GPU count),
+// not pasted; on real GPUs from NVML's inventory and CUDA's order.
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -18,12 +20,6 @@ using namespace gpulab::test;
 
 namespace {
 const std::string kLabel = "one tensor per visible GPU";
-
-// The lesson's complaint when CUDA shows fewer GPUs than the list has entries.
-std::string cut_short(const std::string& visible, std::size_t entries, std::size_t device_count) {
-  return "CUDA_VISIBLE_DEVICES=\"" + visible + "\": expected one GPU per entry (" + std::to_string(entries) +
-         "), but CUDA made " + std::to_string(device_count) + " visible";
-}
 
 // "1 GPU", "2 GPUs".
 std::string counted(std::size_t n, const std::string& one, const std::string& many = "") {
@@ -55,6 +51,44 @@ std::string report_errors(const nlohmann::json& errors) {
   return text;
 }
 
+// For each physical GPU, the names nvidia-smi -L gives it: its UUID first, then its MIG
+// instances' UUIDs (simulated node only; NVML's inventory names no MIG instances here).
+std::vector<std::vector<std::string>> names_of(const std::string& node_name) {
+  const Env env{{"GPULAB_NODE", node_name}};
+  std::vector<std::vector<std::string>> names;
+  for (const auto& u : gpu_uuids(env)) names.push_back({u});
+  if (simulated(env)) {
+    const auto n = node(node_name);
+    for (std::size_t g = 0; g < n.gpus.size() && g < names.size(); ++g)
+      for (const auto& mig : n.gpus[g].mig) names[g].push_back(mig.uuid);
+  }
+  return names;
+}
+
+// The lesson's stretch: the value it proposes names exactly the GPUs it got, one entry each.
+void check_same_gpus(const std::string& visible, const std::vector<int>& expected,
+                     const std::string& node_name = gpulab::kDefaultNodeName) {
+  INFO("GPULAB_NODE=" << node_name << " CUDA_VISIBLE_DEVICES=\"" << visible << "\"");
+  const auto run = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
+  const auto& proposed = run.fact("same_gpus_list");
+  require_that(proposed.is_string(), "a CUDA_VISIBLE_DEVICES value proposed for the GPUs it got", proposed.dump());
+  const std::string list = proposed.get<std::string>();
+  const auto again = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", list}});
+  std::vector<int> got;
+  for (std::size_t i = 0; i < again.observation(kLabel).at("tensors").size(); ++i)
+    got.push_back(again.physical_of(kLabel, "cuda:" + std::to_string(i)));
+  std::string where;
+  for (int gpu : got) where += (where.empty() ? "" : ", ") + std::to_string(gpu);
+  std::string wanted;
+  for (int gpu : expected) wanted += (wanted.empty() ? "" : ", ") + std::to_string(gpu);
+  expect_that(got == expected,
+              "CUDA_VISIBLE_DEVICES=\"" + list + "\" (what the program proposed for \"" + visible +
+                  "\") gives the same physical GPUs, in order: " + (wanted.empty() ? "none" : wanted),
+              "it gives " + (where.empty() ? std::string("none") : where));
+  const auto said = again.errors("check the list");
+  expect_that(said.empty(), "CUDA honours every entry of the proposed \"" + list + "\"", complaining(said));
+}
+
 // Runs the lesson under `visible` and checks that CUDA exposed `expected` (physical GPUs,
 // in CUDA index order) — the count, one tensor on each, contexts nowhere else — and that
 // the program complains exactly when the list was not honoured in full.
@@ -80,18 +114,33 @@ void check_visible(const std::string& visible, const std::vector<int>& expected,
               "on " + gpus(with_context));
 
   const std::size_t entries = visible.empty() ? 0 : 1 + std::count(visible.begin(), visible.end(), ',');
-  std::vector<std::string> complaints;
-  if (entries != expected.size()) complaints.push_back(cut_short(visible, entries, expected.size()));
+  const bool cut = entries != expected.size();
   const auto said = run.errors("check the list");
-  expect_that(said == complaints,
-              complaints.empty()
-                  ? "no complaint from the program: CUDA shows one GPU per entry (" + std::to_string(entries) + ")"
-                  : "CUDA shows " + counted(expected.size(), "GPU") + " for " + counted(entries, "entry", "entries") +
-                        ", so the program complains " + quoted(complaints),
-              complaining(said));
+  if (!cut) {
+    expect_that(said.empty(),
+                "no complaint from the program: CUDA shows one GPU per entry (" + std::to_string(entries) + ")",
+                complaining(said));
+  } else {
+    require_that(said.size() == 1,
+                 "CUDA shows " + counted(expected.size(), "GPU") + " for " + counted(entries, "entry", "entries") +
+                     ", so the program says that CUDA ignored part of the list",
+                 complaining(said));
+    // It names each GPU it got as nvidia-smi -L does: the GPU's UUID, or its MIG instance's.
+    const auto names = names_of(node_name);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const auto& accepted = names.at(static_cast<std::size_t>(expected[i]));
+      const bool named = std::any_of(accepted.begin(), accepted.end(),
+                                     [&](const std::string& name) { return said[0].find(name) != std::string::npos; });
+      expect_that(named,
+                  "the complaint names the GPU it got on cuda:" + std::to_string(i) + ", " + gpus({expected[i]}) +
+                      ", as nvidia-smi -L does: " + accepted.front() +
+                      (accepted.size() > 1 ? " (or its MIG instance's UUID)" : ""),
+                  "it says " + quoted(said));
+    }
+  }
   const auto& errors = run.report.at("errors");
-  expect_that(errors.size() == complaints.size(),
-              "the report holds " + counted(complaints.size(), "error") + (complaints.empty() ? "" : ", the complaint"),
+  expect_that(errors.size() == (cut ? 1u : 0u),
+              "the report holds " + counted(cut ? 1 : 0, "error") + (cut ? ", the complaint" : ""),
               report_errors(errors));
 }
 
@@ -150,6 +199,25 @@ TEST_CASE("UUID lists: full UUIDs and unique prefixes select GPUs, an unknown or
   SECTION("an unknown UUID alone hides every GPU") { check_visible(unknown, {}); }
   SECTION("a repeated UUID hides every GPU") { check_visible(uuid(4) + "," + uuid(4), {}); }
   SECTION("an integer after UUIDs ends the list") { check_visible(uuid(3) + ",1", {3}); }
+}
+
+TEST_CASE("stretch: a CUDA_VISIBLE_DEVICES value that gets the same GPUs with no entry ignored",
+          "[lesson08][stretch]") {
+  GPULAB_REQUIRE_GPUS(6, Env{});
+  const auto order = cuda_order();
+  check_same_gpus("0,2,-1,1", {order.at(0), order.at(2)});
+  check_same_gpus("5,3,x", {order.at(5), order.at(3)});
+  check_same_gpus(unique_prefix(4) + ",GPU-", {4});
+  check_same_gpus("0,0", {});
+  if (simulated()) {
+    const auto mig_node = node("mig-a100");
+    std::string every_gpu;
+    for (std::size_t g = mig_node.gpus.size(); g-- > 0;) every_gpu += std::to_string(g) + (g > 0 ? "," : "");
+    int parent = -1;
+    for (std::size_t g = 0; g < mig_node.gpus.size(); ++g)
+      if (!mig_node.gpus[g].mig.empty() && parent < 0) parent = static_cast<int>(g);
+    check_same_gpus(every_gpu, {parent}, "mig-a100");
+  }
 }
 
 TEST_CASE("MIG: a process sees one MIG instance, on its parent GPU, even when two are listed", "[lesson08]") {
