@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+/// torch.cuda's Python-only helpers for C++ (set_device, current_device, properties, …).
 namespace gpulab::cuda {
 
 /// torch.cuda.set_device: makes `index` this thread's current device. On CUDA 12 its
@@ -30,11 +31,11 @@ void empty_cache();
 /// reads, and those that name the physical GPU (cudaDeviceProp's uuid and PCI location,
 /// which nvidia-smi shows too).
 struct DeviceProperties {
-  std::string name;
+  std::string name;               ///< the product name, "NVIDIA A100-SXM4-80GB"
   std::uint64_t total_memory = 0;  ///< bytes
-  int multi_processor_count = 0;
-  int major = 0;
-  int minor = 0;
+  int multi_processor_count = 0;  ///< SMs: what DataParallel's balance check compares
+  int major = 0;  ///< compute capability, major
+  int minor = 0;  ///< compute capability, minor
   std::string uuid;   ///< "GPU-xxxxxxxx-…" ("MIG-…" for a MIG instance), as `nvidia-smi -L` prints it
   int pci_domain_id = 0;  ///< cudaDeviceProp::pciDomainID
   int pci_bus_id = 0;     ///< cudaDeviceProp::pciBusID: nvidia-smi's "00000000:07:00.0" is bus 0x07

@@ -46,15 +46,18 @@ namespace gpulab {
 struct ParallelPlan {
   std::vector<int> device_ids;  ///< empty: CUDA is unavailable, the module runs as it is
   int output_device = 0;        ///< -1: the CPU
-  std::int64_t dim = 0;
+  std::int64_t dim = 0;         ///< the batch dimension inputs are split along
 };
 
 /// An exception raised inside a replica, re-raised on the calling thread. what() starts with
 /// Python's "Caught <type> in replica <i> on device <d>." and then gives the original message.
 class ReplicaError : public c10::Error {
  public:
+  /// `original`, raised by replica `replica` on CUDA device `device`.
   ReplicaError(std::size_t replica, int device, std::exception_ptr original);
+  /// Which replica raised it (its position in device_ids).
   std::size_t replica() const { return replica_; }
+  /// The CUDA index the replica ran on.
   int device() const { return device_; }
   /// The replica's own exception, to rethrow or inspect.
   std::exception_ptr original() const { return original_; }
@@ -65,6 +68,8 @@ class ReplicaError : public c10::Error {
   std::exception_ptr original_;
 };
 
+/// DataParallel's steps (plan, scatter, replicate, parallel_apply, gather), as in Python's
+/// torch.nn.parallel.
 namespace parallel {
 
 // ---- checks and messages (src/parallel/checks.cpp) ------------------------------------
@@ -126,13 +131,16 @@ at::Tensor gather_tensors(const std::vector<at::Tensor>& outputs, int output_dev
 /// device (Python passes it by reference).
 template <typename T>
 struct Scatter {
+  /// `value` once per device.
   static std::vector<T> apply(const T& value, const std::vector<int>& devices, std::int64_t) {
     return std::vector<T>(devices.size(), value);
   }
 };
 
+/// A tensor is split along `dim` into one chunk per device, each copied to its device.
 template <>
 struct Scatter<at::Tensor> {
+  /// The chunks of `value`, chunk i on cuda:devices[i].
   static std::vector<at::Tensor> apply(const at::Tensor& value, const std::vector<int>& devices, std::int64_t dim) {
     return scatter_tensor(value, devices, dim);
   }
@@ -142,6 +150,7 @@ struct Scatter<at::Tensor> {
 /// the shortest element gave chunks (Python's zip(*map(scatter_map, obj))).
 template <typename T>
 struct Scatter<std::vector<T>> {
+  /// One vector per device, element i of each scattered from values[i].
   static std::vector<std::vector<T>> apply(const std::vector<T>& values, const std::vector<int>& devices,
                                            std::int64_t dim) {
     std::vector<std::vector<T>> parts;
@@ -157,8 +166,10 @@ struct Scatter<std::vector<T>> {
   }
 };
 
+/// A tuple is scattered element by element, then zipped, as a vector.
 template <typename... Ts>
 struct Scatter<std::tuple<Ts...>> {
+  /// One tuple per device.
   static std::vector<std::tuple<Ts...>> apply(const std::tuple<Ts...>& values, const std::vector<int>& devices,
                                               std::int64_t dim) {
     auto parts = std::apply(
@@ -181,15 +192,19 @@ struct Gather {
   static_assert(sizeof(T) == 0, "gpulab::data_parallel gathers tensors, and vectors or tuples of tensors");
 };
 
+/// Tensors: concatenated along `dim` on the output device.
 template <>
 struct Gather<at::Tensor> {
+  /// gather_tensors(outputs, output_device, dim).
   static at::Tensor apply(const std::vector<at::Tensor>& outputs, int output_device, std::int64_t dim) {
     return gather_tensors(outputs, output_device, dim);
   }
 };
 
+/// Vectors: gathered element by element (as many as the shortest output has).
 template <typename T>
 struct Gather<std::vector<T>> {
+  /// One gathered element per position.
   static std::vector<T> apply(const std::vector<std::vector<T>>& outputs, int output_device, std::int64_t dim) {
     std::size_t count = outputs.front().size();
     for (const auto& output : outputs) count = std::min(count, output.size());
@@ -203,8 +218,10 @@ struct Gather<std::vector<T>> {
   }
 };
 
+/// Tuples: gathered element by element.
 template <typename... Ts>
 struct Gather<std::tuple<Ts...>> {
+  /// The tuple of each element's gather.
   static std::tuple<Ts...> apply(const std::vector<std::tuple<Ts...>>& outputs, int output_device, std::int64_t dim) {
     return gather_elements(outputs, output_device, dim, std::index_sequence_for<Ts...>{});
   }
@@ -230,6 +247,7 @@ struct IsTuple : std::false_type {};
 template <typename... Ts>
 struct IsTuple<std::tuple<Ts...>> : std::true_type {};
 
+/// module.forward(input); a tuple input is passed as separate arguments.
 template <typename Impl, typename Input>
 auto call(Impl& module, const Input& input) {
   if constexpr (IsTuple<Input>::value)
@@ -238,6 +256,7 @@ auto call(Impl& module, const Input& input) {
     return module.forward(input);
 }
 
+/// What the module's forward returns for `Input`.
 template <typename Impl, typename Input>
 using Output = decltype(call(std::declval<Impl&>(), std::declval<const Input&>()));
 
@@ -246,6 +265,7 @@ template <typename Impl>
 std::shared_ptr<Impl> impl_of(const torch::nn::ModuleHolder<Impl>& module) {
   return module.ptr();
 }
+/// The module itself, when it is already a shared_ptr.
 template <typename Impl>
 std::shared_ptr<Impl> impl_of(const std::shared_ptr<Impl>& module) {
   return module;
@@ -322,6 +342,7 @@ auto data_parallel(ModuleType module, Input input, std::optional<std::vector<c10
 template <typename ModuleType>
 class DataParallel : public torch::nn::Module {
  public:
+  /// The module's implementation type (`Net` for a `torch::nn::ModuleHolder<Net>`).
   using Impl = typename decltype(parallel::impl_of(std::declval<ModuleType>()))::element_type;
 
   /// `device_ids` empty: every visible GPU (Python's None). `output_device`: a CUDA index,
@@ -347,6 +368,7 @@ class DataParallel : public torch::nn::Module {
     parallel::check_placement(*impl, plan_.device_ids.front());
     return parallel::run(impl, input, plan_);
   }
+  /// forward(input), as a module is called.
   template <typename Input>
   auto operator()(const Input& input) {
     return forward(input);
@@ -354,8 +376,11 @@ class DataParallel : public torch::nn::Module {
 
   /// The wrapped module (Python's .module).
   ModuleType& module() { return module_; }
+  /// The CUDA indices it runs on; device_ids()[0] holds the module.
   const std::vector<int>& device_ids() const { return plan_.device_ids; }
+  /// Where outputs are gathered: a CUDA index, -1 for the CPU.
   int output_device() const { return plan_.output_device; }
+  /// The dimension inputs are scattered along.
   std::int64_t dim() const { return plan_.dim; }
 
  private:

@@ -27,6 +27,7 @@ namespace torch::nn {
 class Module;
 }
 
+/// torch.distributed for C++: process groups from torchrun's environment and collectives.
 namespace gpulab::distributed {
 
 /// A missing or malformed launcher variable, or a rendezvous that did not complete.
@@ -71,7 +72,9 @@ class ProcessGroup {
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
+  /// This process's rank in the group (`RANK`).
   int rank() const;
+  /// How many processes the group has (`WORLD_SIZE`).
   int size() const;
   /// "gloo" or "nccl".
   std::string backend() const;

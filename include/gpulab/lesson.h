@@ -20,6 +20,9 @@ namespace torch::nn {
 class Module;
 }
 
+/// gpulab's library: the lesson report (Lesson), the observer (Observer), the simulated
+/// node (Node, NodeState), visibility rules, the software profile (Profile), DataParallel,
+/// the launcher (LaunchPlan) and the manifest.
 namespace gpulab {
 
 class Observer;
@@ -30,8 +33,12 @@ using NamedTensor = std::pair<std::string, at::Tensor>;
 /// Every parameter and buffer of a module, named as named_parameters() names them.
 std::vector<NamedTensor> tensors_of(const torch::nn::Module& module);
 
+/// A running lesson program: it takes observations and facts, and prints the lesson report
+/// (`--json`: docs/report-schema.md) when it finishes. Usually made by run_lesson().
 class Lesson {
  public:
+  /// Lesson `id` ("04"); reads gpulab's flags (`--json`) from the command line, and keeps
+  /// the rest as args().
   Lesson(std::string id, int argc, char** argv);
   ~Lesson();
   Lesson(const Lesson&) = delete;
@@ -46,6 +53,7 @@ class Lesson {
   void say(const std::string& text);
   /// A free-form fact for the report's "facts" object (e.g. device_count).
   void fact(const std::string& key, std::int64_t value);
+  /// A text fact for the report's "facts" object.
   void fact(const std::string& key, const std::string& value);
 
   /// Arguments after the program name that gpulab did not consume (e.g. scenario flags).
@@ -56,6 +64,7 @@ class Lesson {
   /// The word after `flag` in args() ("--save ckpt.pt"), or `fallback` when the flag is
   /// absent; a flag with nothing after it throws std::invalid_argument.
   std::string option(const std::string& flag, const std::string& fallback = {}) const;
+  /// Whether the report is printed as JSON (`--json`) rather than as a transcript.
   bool json_output() const { return json_; }
 
   /// Prints the report; returns the process exit code.

@@ -18,25 +18,26 @@ namespace gpulab {
 ///   "fact"       the lesson's fact `subject` (e.g. device_count): a number or text;
 ///   "error"      whether an error whose label starts with `subject` was reported: yes/no.
 struct Prediction {
-  std::string question;
-  std::string observe;
-  std::string subject;
+  std::string question;  ///< what the tutorial asks
+  std::string observe;   ///< what to look at: tensor, gpus_used, gpu_memory, fact or error
+  std::string subject;   ///< the tensor, GPU, fact or error label the question is about
   std::string at;   ///< observation label; empty: the last observation that shows the subject
   int rank = 0;     ///< launched lessons: whose report
   int step = 0;     ///< stepped lessons: which step's report
   std::string why;  ///< the explanation shown when the answer differs
 };
 
+/// One lesson of the manifest: its files, scenario, hints, predictions and tasks.
 struct LessonEntry {
   std::string id;                  ///< "04"
   std::string slug;                ///< "cuda-1-is-gpu-3"
-  std::string title;
+  std::string title;               ///< as the lesson list and the site show it
   std::vector<std::string> claims; ///< docs/article-claims.md ids, e.g. "A2.6"
   /// The default scenario: environment variables to set (unless the user set them).
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> args;   ///< default scenario arguments
   std::vector<std::string> hints;  ///< progressively more specific
-  std::vector<Prediction> predictions;
+  std::vector<Prediction> predictions;  ///< asked before the first run
   /// The lesson's task as a goal in physical terms ("make the model use physical GPU 5
   /// without touching CUDA_VISIBLE_DEVICES"), never the edit.
   std::string goal;
@@ -45,34 +46,39 @@ struct LessonEntry {
   /// Multi-process lessons run under `gpulab launch`: processes per node (0: one process,
   /// not launched) and nodes ("launch" in the scenario).
   int nproc_per_node = 0;
-  int nnodes = 1;
+  int nnodes = 1;  ///< nodes of a launched lesson (`--nnodes`)
   /// A lesson in several runs (save on one machine, load on another): each step's
   /// environment and arguments, on top of the scenario's. Empty: one run.
   struct Step {
-    std::string title;
-    std::vector<std::pair<std::string, std::string>> env;
-    std::vector<std::string> args;
+    std::string title;  ///< what the step does ("save on dgx-a100")
+    std::vector<std::pair<std::string, std::string>> env;  ///< environment on top of the scenario's
+    std::vector<std::string> args;  ///< arguments on top of the scenario's
   };
-  std::vector<Step> steps;
+  std::vector<Step> steps;  ///< empty: one run
 
+  /// Runs several processes under `gpulab launch`.
   bool launched() const { return nproc_per_node > 0; }
 
+  /// "04-cuda-1-is-gpu-3": the folder under lessons/ and solutions/.
   std::string directory() const { return id + "-" + slug; }
 };
 
+/// A manifest that cannot be read or is inconsistent; the message names the file and entry.
 class ManifestError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
+/// The lessons, in order, and the tree their paths are relative to.
 struct Manifest {
   std::string root;  ///< repository root the paths are relative to
-  std::vector<LessonEntry> lessons;
+  std::vector<LessonEntry> lessons;  ///< in the manifest's order
 
   /// Finds "4", "04" or "04-slug"; otherwise throws a message listing the lessons.
   /// On a temporary manifest (`load_manifest().find(id)`) it returns a copy: a reference
   /// into the temporary would dangle at the end of the statement.
   const LessonEntry& find(const std::string& id) const&;
+  /// find() on a temporary manifest: returns a copy.
   LessonEntry find(const std::string& id) &&;
 };
 

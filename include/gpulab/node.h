@@ -16,30 +16,31 @@ struct MigInstance {
   int compute_instance = 0;    ///< CI id
   std::uint64_t total_bytes = 0;     ///< its memory slice, as nvidia-smi shows it
   std::uint64_t capacity_bytes = 0;  ///< what cudaMemGetInfo reports as its total
-  int sm_count = 0;
+  int sm_count = 0;            ///< its share of the GPU's multiprocessors
 };
 
 /// One physical GPU. Its physical index is its position in Node::gpus, which is PCI bus
 /// order: the numbering nvidia-smi and NVML use.
 struct Gpu {
-  std::string name;
+  std::string name;            ///< "NVIDIA A100-SXM4-80GB"
   std::string uuid;            ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   std::string pci_bus_id;      ///< NVML form: "00000000:07:00.0"
   std::uint64_t total_bytes = 0;     ///< nvidia-smi's total memory
   /// cudaMemGetInfo's total, a little below nvidia-smi's (the driver keeps some): what
   /// allocations fit in and what PyTorch's out-of-memory text calls "total capacity".
   std::uint64_t capacity_bytes = 0;
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
+  int cc_major = 0;            ///< compute capability, major (8 for an A100)
+  int cc_minor = 0;            ///< compute capability, minor
+  int sm_count = 0;            ///< multiprocessors; FASTEST_FIRST's tie-breaker
   std::uint64_t context_bytes = 0;  ///< what one process's CUDA context costs on this GPU
   bool mig_mode = false;            ///< MIG enabled: CUDA never shows it as a whole GPU
   std::vector<MigInstance> mig;     ///< its MIG compute instances (none in MIG mode is possible)
 };
 
+/// A simulated machine, read from a node file (docs/nodes.md).
 struct Node {
-  std::string name;
-  std::string description;
+  std::string name;            ///< "dgx-a100": what GPULAB_NODE selects
+  std::string description;     ///< one line for `gpulab nodes`
   std::string source;          ///< the file it was read from
   std::vector<Gpu> gpus;       ///< in PCI bus order
   /// CUDA's FASTEST_FIRST enumeration observed on this machine (physical indices), when

@@ -16,14 +16,14 @@ namespace gpulab {
 
 /// One live process's footprint on the node.
 struct ProcessUsage {
-  int pid = 0;
-  std::string name;
+  int pid = 0;         ///< its process id
+  std::string name;    ///< its program name, as nvidia-smi shows it
   std::vector<std::uint64_t> used_bytes;  ///< per physical GPU: context + reserved memory
   std::uint64_t context_mask = 0;         ///< bit p set: a context exists on physical GPU p
   /// The one MIG instance the process can use (its usage of that GPU is in that slice),
   /// as physical GPU and index into Gpu::mig; -1 when it uses whole GPUs.
-  int mig_gpu = -1;
-  int mig_instance = -1;
+  int mig_gpu = -1;       ///< the MIG instance's physical GPU
+  int mig_instance = -1;  ///< the MIG instance's index into Gpu::mig
 
   /// The MIG instance this process's usage of `physical` belongs to; -1: the whole GPU.
   int instance_on(int physical) const { return physical == mig_gpu ? mig_instance : -1; }
@@ -51,7 +51,7 @@ class NodeState {
   /// The state folder: GPULAB_STATE_DIR, else $XDG_RUNTIME_DIR/gpulab, else /tmp/gpulab-UID.
   /// GPULAB_SHARED_NODE=1 requires GPULAB_STATE_DIR (a group folder): throws without it.
   static std::string default_directory();
-  /// FOLDER/NODE.state, or FOLDER/NODE@HOST.state under GPULAB_HOST (one of several
+  /// FOLDER/NODE.state, or FOLDER/NODE\@HOST.state under GPULAB_HOST (one of several
   /// simulated machines on this host); a GPULAB_HOST that is not a plain name throws.
   static std::string default_path(const Node& node);
 
@@ -73,6 +73,7 @@ class NodeState {
   /// that MIG instance's slice only.
   std::uint64_t used_bytes(int physical, int mig_instance = -1);
 
+  /// The state file.
   const std::string& path() const { return path_; }
 
  private:

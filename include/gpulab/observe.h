@@ -19,26 +19,28 @@ namespace gpulab {
 
 /// One process's footprint on one physical GPU (an nvidia-smi process-table row).
 struct ProcessOnGpu {
-  int pid = 0;
-  std::string name;
-  std::uint64_t used_bytes = 0;
+  int pid = 0;                 ///< its process id
+  std::string name;            ///< its program name
+  std::uint64_t used_bytes = 0;  ///< context + reserved memory on this GPU
   int gpu_instance = -1;       ///< on a MIG GPU, the instance it uses (NVML's GI/CI ids)
-  int compute_instance = -1;
+  int compute_instance = -1;   ///< with gpu_instance, the MIG instance; -1 off MIG
 };
 
 /// One physical GPU as nvidia-smi shows it. Indices are physical (PCI bus order).
 struct GpuView {
-  int physical_index = 0;
-  std::string uuid;
-  std::string name;
-  std::string pci_bus_id;
-  std::uint64_t total_bytes = 0;
+  int physical_index = 0;      ///< nvidia-smi's index
+  std::string uuid;            ///< "GPU-…"
+  std::string name;            ///< the product name
+  std::string pci_bus_id;      ///< "00000000:07:00.0"
+  std::uint64_t total_bytes = 0;  ///< nvidia-smi's total memory
   std::uint64_t used_bytes = 0;              ///< all processes
   std::uint64_t this_process_bytes = 0;      ///< the observing process only
   bool this_process_context = false;         ///< the observing process has a context here
-  std::vector<ProcessOnGpu> processes;
+  std::vector<ProcessOnGpu> processes;  ///< nvidia-smi's process table for this GPU
 };
 
+/// Sees the node from outside, as nvidia-smi does: the simulated node's shared state, or
+/// NVML on real GPUs. make_observer() gives this build's.
 class Observer {
  public:
   virtual ~Observer() = default;

@@ -9,23 +9,26 @@
 
 namespace gpulab {
 
+/// A program to run: its arguments, environment changes, time limit and folder.
 struct ProcessOptions {
-  std::vector<std::string> argv;
+  std::vector<std::string> argv;  ///< the program, then its arguments
   /// Variables to set (value) or remove (nullopt) on top of this process's environment.
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
-  double timeout_s = 120;
+  double timeout_s = 120;  ///< seconds before it and its children are killed
   /// Capture stdout/stderr; otherwise the child writes to ours.
   bool capture = true;
-  std::string working_directory;
+  std::string working_directory;  ///< empty: this process's
 };
 
+/// How a program ended, and what it printed when captured.
 struct ProcessResult {
   int exit_code = -1;      ///< -1 unless the program exited
   int signal = 0;          ///< the signal that ended it, 0 if none
   bool timed_out = false;  ///< stopped by us after timeout_s
-  std::string out;
-  std::string err;
+  std::string out;  ///< its stdout, when captured
+  std::string err;  ///< its stderr, when captured
 
+  /// It exited with code 0.
   bool ok() const { return exit_code == 0; }
   /// "exited with code 1", "crashed with SIGSEGV (signal 11)", "did not finish within 60 s".
   std::string outcome(double timeout_s) const;

@@ -23,14 +23,17 @@ enum class CudaErrorSuffixForm {
   Torch21,      ///< 2.1 and later: "…=1" without the full stop, then the DSA line
 };
 
+/// A software profile: the linked PyTorch's version and the CUDA runtime it runs on
+/// (docs/reference.md, "Profiles"). Every version-dependent rule asks it.
 struct Profile {
-  int torch_major = 0;
-  int torch_minor = 0;
-  int torch_patch = 0;
+  int torch_major = 0;  ///< PyTorch's major version (1 in 1.13.1)
+  int torch_minor = 0;  ///< PyTorch's minor version (13 in 1.13.1)
+  int torch_patch = 0;  ///< PyTorch's patch level (1 in 1.13.1)
   int cuda_runtime = 0;  ///< the CUDA runtime's major version: 11, 12 (13 on real GPUs)
 
   /// "1.13.1".
   std::string torch_version() const;
+  /// The PyTorch version is `major`.`minor` or later.
   bool torch_at_least(int major, int minor) const;
 
   /// CUDA 12's cudaSetDevice creates the device's primary context ("As of CUDA 12.0,
@@ -44,7 +47,9 @@ struct Profile {
   /// torch.cuda.set_device(d) skips cudaSetDevice when d is already the thread's device:
   /// on a fresh thread set_device(0) creates no context, until PR 155900 (2.8; issue 155668).
   bool set_device_zero_on_fresh_thread_is_noop() const { return !torch_at_least(2, 8); }
+  /// Which form of the out-of-memory text this PyTorch prints.
   OomTextForm oom_text_form() const;
+  /// Which suffix this PyTorch appends to "CUDA error: …".
   CudaErrorSuffixForm cuda_error_suffix_form() const;
 };
 

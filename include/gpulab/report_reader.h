@@ -22,6 +22,7 @@ namespace gpulab {
 /// offending field, e.g. "observations[2].gpus[0].used_bytes: expected a non-negative integer, got -1".
 class ReportError : public std::runtime_error {
  public:
+  /// `problem` with the path of the offending `field`.
   ReportError(std::string field, const std::string& problem)
       : std::runtime_error(field + ": " + problem), field_(std::move(field)) {}
   /// The path of the offending field ("(document)" when the text is not JSON at all).
@@ -33,9 +34,9 @@ class ReportError : public std::runtime_error {
 
 /// The CUDA-related environment of the lesson process (nullopt: the variable was unset).
 struct ReportEnvironment {
-  std::optional<std::string> cuda_visible_devices;
-  std::optional<std::string> cuda_device_order;
-  std::optional<std::string> gpulab_node;
+  std::optional<std::string> cuda_visible_devices;  ///< `CUDA_VISIBLE_DEVICES`
+  std::optional<std::string> cuda_device_order;     ///< `CUDA_DEVICE_ORDER`
+  std::optional<std::string> gpulab_node;           ///< `GPULAB_NODE`
 };
 
 /// What this process held on one physical GPU at an observation.
@@ -47,16 +48,16 @@ struct GpuUsage {
 
 /// Where a named tensor was at an observation.
 struct TensorLocation {
-  std::string name;
+  std::string name;                  ///< the name the lesson gave it
   std::string device;                ///< "cuda:1", "cpu", …
   std::optional<int> physical_index; ///< nullopt when not on a GPU
 };
 
 /// One lesson.observe(label, tensors).
 struct Observation {
-  std::string label;
+  std::string label;           ///< what had just happened, e.g. "after forward"
   std::vector<GpuUsage> gpus;  ///< only GPUs the process uses; each at most once
-  std::vector<TensorLocation> tensors;
+  std::vector<TensorLocation> tensors;  ///< the tensors named in the observation
 
   /// The usage of physical GPU `physical_index`, or nullptr when the process did not use it.
   const GpuUsage* gpu(int physical_index) const;
@@ -66,7 +67,7 @@ struct Observation {
 
 /// An exception the lesson caught with lesson.attempt(label, …) ("uncaught": escaped the lesson).
 struct CaughtError {
-  std::string label;
+  std::string label;    ///< the attempt's label, or "uncaught"
   std::string type;     ///< C++ type, e.g. "c10::Error"
   std::string message;  ///< without LibTorch's C++ backtrace
 };
@@ -74,17 +75,18 @@ struct CaughtError {
 /// A lesson.fact(key, value): an integer or a string.
 using FactValue = std::variant<std::int64_t, std::string>;
 
+/// A lesson report (docs/report-schema.md), validated.
 struct Report {
   std::string lesson;   ///< "04"
   std::string backend;  ///< "sim" or "cuda"
-  std::string node;
-  int pid = 0;
+  std::string node;     ///< the simulated node, or the host name on real GPUs
+  int pid = 0;          ///< the lesson process
   ReportEnvironment env;          ///< when the program started
   ReportEnvironment env_at_exit;  ///< when it printed the report
-  std::map<std::string, FactValue> facts;
+  std::map<std::string, FactValue> facts;  ///< lesson.fact() values, by key
   std::vector<Observation> observations;  ///< in the order taken
-  std::vector<CaughtError> errors;
-  int exit_code = 0;
+  std::vector<CaughtError> errors;  ///< in the order caught
+  int exit_code = 0;                ///< what the program exits with
 
   /// The first observation labelled `label`, or nullptr.
   const Observation* observation(std::string_view label) const;

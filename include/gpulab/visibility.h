@@ -13,10 +13,15 @@
 
 namespace gpulab {
 
-enum class DeviceOrder { FastestFirst, PciBusId };
+/// How CUDA numbers the GPUs it shows (`CUDA_DEVICE_ORDER`, docs/reference.md "Order").
+enum class DeviceOrder {
+  FastestFirst,  ///< the default: the fastest GPU first, the rest in PCI order
+  PciBusId       ///< PCI bus order, nvidia-smi's
+};
 
 /// CUDA_DEVICE_ORDER's value; unset or unknown values mean FASTEST_FIRST, as in CUDA.
 DeviceOrder parse_device_order(const char* value);
+/// "FASTEST_FIRST" or "PCI_BUS_ID".
 const char* to_string(DeviceOrder order);
 
 /// A device the process can see, in CUDA index order.

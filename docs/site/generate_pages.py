@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Writes the reference site's generated pages into OUT (run by the `docs` target).
+
+Nothing here is per lesson or per claim: the lesson pages come from lessons/manifest.json
+and each lesson's README.md, exercise, solution and checks; the article companion from
+docs/article-claims.md (one entry per claim) and the manifest's "claims" arrays. So the
+site has no second copy of anything, and a changed lesson or claim shows on the next build.
+
+usage: generate_pages.py ROOT OUT
+"""
+import json
+import os
+import re
+import sys
+
+VERDICTS = {  # docs/article-claims.md's verdict words, as the companion shows them
+    "true": "true",
+    "false": "false",
+    "pytorch-1.4": "true only for PyTorch 1.4",
+    "profile": "depends on the profile",
+}
+FIELDS = ("article", "verdict", "truth", "see", "sources")
+
+
+def fail(message):
+    sys.exit("generate_pages.py: " + message)
+
+
+def anchor(claim_id):  # Doxygen anchors take no dots: A1.1 -> claim_A1_1
+    return "claim_" + claim_id.replace(".", "_")
+
+
+def read_claims(path):
+    """docs/article-claims.md: '## A1 — title' groups, '### A1.1' entries, '- **field:**'."""
+    groups, claim, field = [], None, None
+    for number, line in enumerate(open(path, encoding="utf-8"), 1):
+        line = line.rstrip("\n")
+        if m := re.match(r"^## (A\d) — (.*)$", line):
+            groups.append({"id": m[1], "title": m[2], "claims": []})
+            claim = field = None
+        elif m := re.match(r"^### (A\d\.\d)\s*$", line):
+            if not groups or not m[1].startswith(groups[-1]["id"] + "."):
+                fail(f"{path}:{number}: {m[1]} is outside its group")
+            claim = {"id": m[1]}
+            groups[-1]["claims"].append(claim)
+            field = None
+        elif claim is not None and (m := re.match(r"^- \*\*(\w+):\*\* (.*)$", line)):
+            field = m[1]
+            if field not in FIELDS:
+                fail(f"{path}:{number}: unknown field '{field}' (known: {', '.join(FIELDS)})")
+            claim[field] = m[2]
+        elif claim is not None and field and line.startswith("  ") and line.strip():
+            claim[field] += " " + line.strip()
+        elif line.strip() and claim is not None:
+            field = None
+    claims = [c for g in groups for c in g["claims"]]
+    for c in claims:
+        for f in ("article", "verdict", "truth", "sources"):
+            if f not in c:
+                fail(f"{path}: {c['id']} has no '{f}'")
+        if c["verdict"] not in VERDICTS:
+            fail(f"{path}: {c['id']}: verdict '{c['verdict']}' is none of {', '.join(VERDICTS)}")
+    if not claims:
+        fail(f"{path}: no claims")
+    return groups
+
+
+def lesson_dir(lesson):
+    return f"{lesson['id']}-{lesson['slug']}"
+
+
+def readme_body(root, lesson):
+    """The lesson's README without its title line; links to other Markdown files made
+    relative to the repository, so Doxygen resolves them from the generated page too."""
+    directory = os.path.join("lessons", lesson_dir(lesson))
+    text = open(os.path.join(root, directory, "README.md"), encoding="utf-8").read()
+    text = re.sub(r"\A# .*\n", "", text)
+
+    def rebase(m):
+        target = m[1]
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            return m[0]
+        path, _, fragment = target.partition("#")
+        path = os.path.normpath(os.path.join(root, directory, path))
+        if path.endswith(".md"):  # Doxygen 1.9 resolves a page's file, not file#anchor
+            fragment = ""
+        return f"]({path}{'#' + fragment if fragment else ''})"
+
+    return re.sub(r"\]\(([^)]*)\)", rebase, text)
+
+
+def lesson_pages(root, manifest):
+    pages = ["# Lessons {#lessons}\n\nOne page per lesson, in the order of "
+             "lessons/manifest.json: the lesson (its README), the exercise, the solution and "
+             "the checks, each included from its source.\n"]
+    for lesson in manifest["lessons"]:
+        claims = ", ".join(f"\\ref {anchor(c)} \"{c}\"" for c in lesson.get("claims", []))
+        pages.append(f"- \\subpage lesson{lesson['id']} — claims {claims or 'none'}\n")
+    for lesson in manifest["lessons"]:
+        d, i = lesson_dir(lesson), lesson["id"]
+        checks = f"tests/lessons/lesson{i}_checks.cpp"
+        for path in (f"lessons/{d}/main.cpp", f"solutions/{d}/main.cpp", checks):
+            if not os.path.isfile(os.path.join(root, path)):
+                fail(f"lesson {i}: {path} is missing")
+        title = lesson["title"].replace("`", "")
+        pages.append(
+            f"\n\\page lesson{i} Lesson {i}: {title}\n\n"
+            f"`./gpulab run {i}` runs it, `./gpulab check {i}` checks it "
+            f"(lessons/{d}/README.md).\n\n{readme_body(root, lesson)}\n"
+            f"## The exercise\n\nlessons/{d}/main.cpp, with its `TODO`s:\n\n\\include lessons/{d}/main.cpp\n\n"
+            f"## The solution\n\nsolutions/{d}/main.cpp:\n\n\\include solutions/{d}/main.cpp\n\n"
+            f"## The checks\n\n{checks}, what `./gpulab check {i}` runs:\n\n\\include {checks}\n")
+    return "".join(pages)
+
+
+def companion_page(root, manifest, groups):
+    known = {c["id"] for g in groups for c in g["claims"]}
+    lessons_of = {}
+    for lesson in manifest["lessons"]:
+        for c in lesson.get("claims", []):
+            if c not in known:
+                fail(f"lesson {lesson['id']} cites {c}, which docs/article-claims.md lacks")
+            lessons_of.setdefault(c, []).append(lesson["id"])
+    ids = {lesson["id"] for lesson in manifest["lessons"]}
+    out = ["# The article companion {#article_companion}\n\n"
+           "The tutorial starts from a popular Chinese article, \"Specifying GPUs in PyTorch\", "
+           "written against PyTorch 1.4. Every claim it makes is below: the article's words "
+           "(translated), the verdict today, the lesson that demonstrates it and the sources. "
+           "Verdicts: **true**; **false**; **true only for PyTorch 1.4**; **depends on the "
+           "profile** (the PyTorch version and CUDA runtime, \\ref profiles \"Profiles\"). "
+           "The rules behind them: \\ref how_cuda_picks.\n\n"
+           "Generated from docs/article-claims.md and the \"claims\" of lessons/manifest.json.\n"]
+    for g in groups:
+        out.append(f"\n## {g['id']} — {g['title']}\n")
+        for c in g["claims"]:
+            demo = lessons_of.get(c["id"], [])
+            see = [s.strip() for s in c.get("see", "").split(",") if s.strip()]
+            for s in see:
+                if s not in ids:
+                    fail(f"{c['id']}: 'see' names lesson {s}, which the manifest lacks")
+            links = ", ".join(f"\\ref lesson{i} \"lesson {i}\"" for i in demo)
+            if not links:
+                links = ("no lesson of its own; see " + ", ".join(
+                    f"\\ref lesson{i} \"lesson {i}\"" for i in see)) if see else "none"
+            out.append(
+                f"\n\\anchor {anchor(c['id'])}\n### {c['id']}\n\n"
+                f"- **The article:** {c['article']}\n"
+                f"- **Verdict:** **{VERDICTS[c['verdict']]}**\n"
+                f"- **What is true:** {c['truth']}\n"
+                f"- **Demonstrated by:** {links}\n"
+                f"- **Sources:** {c['sources']}\n")
+    return "".join(out)
+
+
+def index_page(root, manifest):
+    template = open(os.path.join(root, "docs/site/index.md"), encoding="utf-8").read()
+    rows = "".join(f"| {l['id']} | \\ref lesson{l['id']} \"{l['title'].replace('`', '')}\" | "
+                   f"{', '.join(l.get('claims', []))} |\n" for l in manifest["lessons"])
+    if "@LESSONS@" not in template:
+        fail("docs/site/index.md has no @LESSONS@")
+    return template.replace("@LESSONS@", "| NN | lesson | article claims |\n|---|---|---|\n" + rows)
+
+
+def main():
+    if len(sys.argv) != 3:
+        fail("usage: generate_pages.py ROOT OUT")
+    root, out = os.path.abspath(sys.argv[1]), sys.argv[2]
+    manifest = json.load(open(os.path.join(root, "lessons/manifest.json"), encoding="utf-8"))
+    groups = read_claims(os.path.join(root, "docs/article-claims.md"))
+    os.makedirs(out, exist_ok=True)
+    pages = {"index.md": index_page(root, manifest),
+             "lessons.md": lesson_pages(root, manifest),
+             "article-companion.md": companion_page(root, manifest, groups)}
+    for name, text in pages.items():
+        with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+            f.write(text)
+
+if __name__ == "__main__":
+    main()
