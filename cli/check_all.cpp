@@ -448,7 +448,7 @@ std::string pad(const std::string& text, std::size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
-// "04  failed        2 of 4 checks  (.cuda(1) is GPU 3)", then the first thing to fix.
+// "04  failed        2 of 4 checks  (Which GPU is cuda:1?)", then the first thing to fix.
 std::string lesson_line(const LessonGrade& grade, double timeout_s) {
   std::string count;
   if (grade.status == "build_failed") count = "does not compile";

@@ -3,6 +3,7 @@
 // three hints, a prediction, a goal and a stretch task, checks (some tagged [stretch]) and
 // two known wrong answers; every shipped exercise fails its checks and every solution
 // passes them.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -94,6 +95,8 @@ std::vector<std::string> structure_problems(const std::string& root, std::vector
   if (!manifest.is_object() || !manifest.contains("lessons") || !manifest.at("lessons").is_array())
     return {manifest_file + ": has no \"lessons\" array; it must list the lessons, in order"};
 
+  const std::string instructors = read_text(fs::path(root) / "docs/instructors.md");
+  const std::string readme = read_text(fs::path(root) / "README.md");
   std::set<std::string> seen;
   std::string previous;
   std::size_t index = 0;
@@ -144,8 +147,21 @@ std::vector<std::string> structure_problems(const std::string& root, std::vector
     listed.push_back({id, directory});
     std::size_t mutants = 0;
     std::error_code ignored;
-    for (const auto& entry : fs::directory_iterator(fs::path(root) / "tests/mutations" / ("lesson" + id), ignored))
-      mutants += entry.path().extension() == ".patch" ? 1 : 0;
+    for (const auto& entry : fs::directory_iterator(fs::path(root) / "tests/mutations" / ("lesson" + id), ignored)) {
+      if (entry.path().extension() != ".patch") continue;
+      ++mutants;
+      // Instructors read which wrong answers the checks are proven against.
+      const std::string stem = entry.path().stem().string();
+      if (instructors.find("`" + stem + "`") == std::string::npos)
+        problems.push_back(fmt::format("docs/instructors.md: lesson {}'s known wrong answer `{}` is not in its table; "
+                                       "add it to the lesson's row", id, stem));
+    }
+    // The README's lesson table names each lesson as the manifest does.
+    std::string title = text_field("title");
+    title.erase(std::remove(title.begin(), title.end(), '`'), title.end());
+    if (!title.empty() && readme.find("| " + id + " | " + title + " |") == std::string::npos)
+      problems.push_back(fmt::format("README.md: the lesson table has no row \"| {} | {} | …\"; use the manifest's title "
+                                     "(without backticks)", id, title));
     if (mutants < kMinMutants)
       problems.push_back(fmt::format("tests/mutations/lesson{}/: {} known wrong answer{} (lesson {}); add at least {} "
                                      "(.patch against the solution; tools/mutants.sh {} must catch each)",

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
 
     torch::nn::Linear model(/*in_features=*/1024, /*out_features=*/1024);
     model->to(torch::kCUDA);  // the article's model.cuda(): the current device, cuda:0
+    // STRETCH: run with --output-device N (a CUDA index, or -1 for the CPU): the second forward's
+    //          output must then be gathered there, the model still where DataParallel needs it.
     gpulab::DataParallel parallel(model, device_ids);
     lesson.attempt("model on cuda:0", [&] { parallel.forward(make_batch()); });
 

@@ -21,7 +21,10 @@ std::uint64_t memory_of(int index) { return gpulab::cuda::get_device_properties(
 // TODO: DataParallel must not warn about any GPU for its memory (leave out every GPU with
 //       less than 75% of the largest one's memory), and the primary must be the GPU with
 //       the most memory, since it carries more than the others.
-std::vector<int> choose_device_ids() {
+// STRETCH: when the program runs with --no-warnings, DataParallel must warn about nothing,
+//          cores included, and the GPU with the most memory must still be the primary.
+std::vector<int> choose_device_ids(bool no_warnings) {
+  (void)no_warnings;
   std::vector<int> ids(torch::cuda::device_count());
   std::iota(ids.begin(), ids.end(), 0);
   return ids;
@@ -30,7 +33,9 @@ std::vector<int> choose_device_ids() {
 int main(int argc, char** argv) {
   return gpulab::run_lesson("11", argc, argv, [](gpulab::Lesson& lesson) {
     torch::manual_seed(0);
-    const std::vector<int> device_ids = choose_device_ids();
+    const auto& args = lesson.args();
+    const bool no_warnings = std::find(args.begin(), args.end(), "--no-warnings") != args.end();
+    const std::vector<int> device_ids = choose_device_ids(no_warnings);
     lesson.fact("device_ids", static_cast<std::int64_t>(device_ids.size()));
     lesson.fact("primary", device_ids.front());
 

@@ -17,6 +17,8 @@
 // TODO: after this function, DataParallel with device_ids omitted must use exactly the
 //       physical GPUs `primary` and `others` (nvidia-smi's numbers), with physical GPU
 //       `primary` as its primary — on any node, whatever the environment said before.
+// STRETCH: `others` may repeat a GPU or name the primary again (--others 1,5,6,1): DataParallel
+//          must still use each named GPU once, `primary` first.
 void choose_primary(int primary, const std::vector<int>& others) {
   (void)primary;
   (void)others;

@@ -28,8 +28,11 @@ int main(int argc, char** argv) {
     gpulab::distributed::ProcessGroup group(world);
 
     // TODO: the scenario hides GPUs 0-3 (CUDA_VISIBLE_DEVICES=4,5,6,7). Rank r must train on
-    //       physical GPU 4 + r, and its process must use no other GPU.
+    //       physical GPU 4 + r, and its process must use no other GPU — and whatever GPUs
+    //       another job is given, on however many nodes, each rank must train on its own one.
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(4 + world.local_rank));
+    // STRETCH: each rank also reports, as the fact "gpu_uuid", the UUID of the GPU it trains on
+    //          (GPU-…, as `nvidia-smi -L` prints it), so anyone can find it in nvidia-smi.
 
     torch::manual_seed(world.rank);  // each rank starts different; the broadcast aligns them
     torch::nn::Linear model(/*in_features=*/16, /*out_features=*/1);

@@ -4,6 +4,8 @@
 // moves everything "to the GPU" with an index-less torch::kCUDA, as `.cuda()` does: the
 // model, and this rank's shard of the data set, preloaded once (--shard-mib, 8 by default).
 // Four ranks, four GPUs — now look at nvidia-smi.
+#include <thread>
+
 #include <torch/torch.h>
 
 #include "gpulab/cuda.h"
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
     // TODO: every rank's process must use only GPU LOCAL_RANK of this node (rank r: physical
     //       GPU r when every GPU is visible). Keep the index-less torch::kCUDA lines below:
     //       that is how real training scripts move their model and data.
+    // STRETCH: with --loader-thread 1 the shard is made on a worker thread (below): it too must
+    //          land on this rank's GPU, leaving nothing on any other.
 
     torch::manual_seed(0);
     torch::nn::Linear model(kFeatures, 1);
@@ -33,7 +37,16 @@ int main(int argc, char** argv) {
 
     torch::manual_seed(1000 + world.rank);
     const std::int64_t rows = static_cast<std::int64_t>(shard_mib) * 1024;
-    const auto shard = torch::rand({rows, kFeatures}).to(torch::kCUDA);
+    torch::Tensor shard;
+    if (lesson.int_list("--loader-thread", {0}).at(0) == 1) {
+      // As a data loader does: the shard is made on a worker thread of its own.
+      std::thread loader([&] {
+        shard = torch::rand({rows, kFeatures}).to(torch::kCUDA);
+      });
+      loader.join();
+    } else {
+      shard = torch::rand({rows, kFeatures}).to(torch::kCUDA);
+    }
     const auto labels = shard.sum(1, /*keepdim=*/true);
     lesson.observe("shard loaded", {{"shard", shard}, {"weight", model->weight}});
 

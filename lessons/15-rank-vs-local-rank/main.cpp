@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
     //       process on cuda:0, the second on cuda:1, ... — and use no other GPU. Eight ranks,
     //       eight GPUs: one per rank looks right.
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.rank));
+    // STRETCH: each rank also reports, as the fact "pci_bus_id", the PCI address of the GPU it
+    //          trains on as nvidia-smi prints it ("00000000:07:00.0"): with the host, it finds the GPU.
 
     torch::manual_seed(world.rank);  // each rank starts different; the broadcast aligns them
     torch::nn::Linear model(/*in_features=*/16, /*out_features=*/1);

@@ -1,4 +1,4 @@
-// Lesson 16 — A checkpoint from cuda:3 meets a machine with two GPUs
+// Lesson 16 — Where does a checkpoint from cuda:3 load on a machine with two GPUs?
 //
 // Step 1 (`--save FILE`, on the 8-GPU dgx-a100): train on cuda:3 and save the model, as a
 // training job does. Then load it back into a model that lives on the CPU — and see where
@@ -36,6 +36,8 @@ void load_step(gpulab::Lesson& lesson, const std::string& file, const torch::Dev
   auto model = make_model();
   // TODO: the checkpoint's weights must end up on the GPU `--device` names (cuda:1 by
   //       default: physical GPU 1 of tiny2), without changing the file.
+  // STRETCH: on a machine where CUDA sees no GPU at all (CUDA_VISIBLE_DEVICES=""), the load must
+  //          succeed with the weights on the CPU.
   torch::load(model, file);
   lesson.observe("loaded", gpulab::tensors_of(*model));
 }

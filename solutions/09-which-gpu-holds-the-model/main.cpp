@@ -4,6 +4,9 @@
 // every forward, so the model must already live on cuda:device_ids[0]. The program first
 // makes the article's mistake (the model on cuda:0, device_ids {2, 3}) and records the
 // error; then it trains with the given device_ids, then with device_ids omitted.
+#include <optional>
+#include <string>
+
 #include <torch/torch.h>
 
 #include "gpulab/data_parallel.h"
@@ -20,7 +23,10 @@ int main(int argc, char** argv) {
 
     torch::nn::Linear model(/*in_features=*/1024, /*out_features=*/1024);
     model->to(torch::kCUDA);  // the article's model.cuda(): the current device, cuda:0
-    gpulab::DataParallel parallel(model, device_ids);
+    // --output-device N gathers the output on cuda:N, -1 on the CPU; absent, on device_ids[0].
+    const std::string flag = lesson.option("--output-device");
+    const std::optional<int> output_device = flag.empty() ? std::nullopt : std::optional<int>(std::stoi(flag));
+    gpulab::DataParallel parallel(model, device_ids, output_device);
     lesson.attempt("model on cuda:0", [&] { parallel.forward(make_batch()); });
 
     // DataParallel copies the model from device_ids[0]: it must be there before forward.

@@ -5,7 +5,11 @@
 // ordinary line of the training loop does not: the batch is moved "to the GPU" with an
 // index-less torch::kCUDA, which means the *current device*, and on the main thread that
 // is still 0. Keep this process off every GPU that device_ids does not name.
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <string>
 
 #include <torch/torch.h>
 
@@ -15,11 +19,35 @@
 
 constexpr int kSteps = 3;
 
+// The stretch (--hide-others): PyTorch 1.13 on CUDA 12 gives every GPU the process can see a
+// context at the first backward() (its autograd threads select each one), whatever the
+// current device. Only a GPU CUDA cannot see stays clean, so before the first CUDA call list
+// device_ids' GPUs alone: they become cuda:0, cuda:1, ... in the same order.
+std::vector<int> hide_others(const std::vector<int>& device_ids) {
+  std::vector<std::string> entries;  // what CUDA_VISIBLE_DEVICES lists now; none: every GPU
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream in(visible);
+    for (std::string entry; std::getline(in, entry, ',');) entries.push_back(entry);
+  }
+  std::string list;
+  std::vector<int> renumbered;
+  for (int id : device_ids) {
+    const std::string entry = entries.empty() ? std::to_string(id) : entries.at(static_cast<std::size_t>(id));
+    list += (list.empty() ? "" : ",") + entry;
+    renumbered.push_back(static_cast<int>(renumbered.size()));
+  }
+  setenv("CUDA_VISIBLE_DEVICES", list.c_str(), /*overwrite=*/1);
+  return renumbered;
+}
+
 int main(int argc, char** argv) {
   return gpulab::run_lesson("10", argc, argv, [](gpulab::Lesson& lesson) {
-    torch::manual_seed(0);
     // The article's device_ids=[2, 3]; the checks try others (--device-ids 3,1).
-    const std::vector<int> device_ids = lesson.int_list("--device-ids", {2, 3});
+    std::vector<int> device_ids = lesson.int_list("--device-ids", {2, 3});
+    // Before manual_seed, which seeds every GPU's generator and so starts CUDA.
+    const auto& args = lesson.args();
+    if (std::find(args.begin(), args.end(), "--hide-others") != args.end()) device_ids = hide_others(device_ids);
+    torch::manual_seed(0);
 
     // The current device is per thread and starts at 0: make it device_ids[0] before any
     // CUDA call that uses "the current device".

@@ -5,6 +5,7 @@
 // e.g. CUDA_VISIBLE_DEVICES=2,1,3 makes physical GPU 2 the primary. Given physical GPUs
 // (nvidia-smi's numbers), set the environment so that DataParallel uses exactly those,
 // with the chosen one as its primary.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -18,7 +19,13 @@ void choose_primary(int primary, const std::vector<int>& others) {
   // Integer entries count CUDA's order, which is nvidia-smi's only with PCI_BUS_ID.
   setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", /*overwrite=*/1);
   std::string list = std::to_string(primary);  // the first entry becomes cuda:0, the primary
-  for (int gpu : others) list += "," + std::to_string(gpu);
+  std::vector<int> listed = {primary};
+  for (int gpu : others) {
+    // The stretch: one repeated entry would make CUDA see no GPU at all.
+    if (std::find(listed.begin(), listed.end(), gpu) != listed.end()) continue;
+    listed.push_back(gpu);
+    list += "," + std::to_string(gpu);
+  }
   setenv("CUDA_VISIBLE_DEVICES", list.c_str(), /*overwrite=*/1);
 }
 

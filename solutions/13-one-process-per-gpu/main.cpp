@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
     // call on it too.
     gpulab::cuda::set_device(world.local_rank);
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
+    // The stretch: the UUID names the physical GPU whatever CUDA_VISIBLE_DEVICES renumbered.
+    lesson.fact("gpu_uuid", gpulab::cuda::get_device_properties(world.local_rank).uuid);
 
     torch::manual_seed(world.rank);  // each rank starts different; the broadcast aligns them
     torch::nn::Linear model(/*in_features=*/16, /*out_features=*/1);

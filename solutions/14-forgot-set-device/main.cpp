@@ -4,6 +4,8 @@
 // moves everything "to the GPU" with an index-less torch::kCUDA, as `.cuda()` does: the
 // model, and this rank's shard of the data set, preloaded once (--shard-mib, 8 by default).
 // Four ranks, four GPUs — now look at nvidia-smi.
+#include <thread>
+
 #include <torch/torch.h>
 
 #include "gpulab/cuda.h"
@@ -33,7 +35,17 @@ int main(int argc, char** argv) {
 
     torch::manual_seed(1000 + world.rank);
     const std::int64_t rows = static_cast<std::int64_t>(shard_mib) * 1024;
-    const auto shard = torch::rand({rows, kFeatures}).to(torch::kCUDA);
+    torch::Tensor shard;
+    if (lesson.int_list("--loader-thread", {0}).at(0) == 1) {
+      // As a data loader does: the shard is made on a worker thread of its own.
+      std::thread loader([&] {
+        gpulab::cuda::set_device(world.local_rank);  // the current device is per thread: 0 on a new one
+        shard = torch::rand({rows, kFeatures}).to(torch::kCUDA);
+      });
+      loader.join();
+    } else {
+      shard = torch::rand({rows, kFeatures}).to(torch::kCUDA);
+    }
     const auto labels = shard.sum(1, /*keepdim=*/true);
     lesson.observe("shard loaded", {{"shard", shard}, {"weight", model->weight}});
 

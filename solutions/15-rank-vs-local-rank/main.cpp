@@ -32,6 +32,12 @@ int main(int argc, char** argv) {
     // process's index on its own node, so it names a GPU that node has.
     gpulab::cuda::set_device(world.local_rank);
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
+    // The stretch: the PCI address nvidia-smi prints ("00000000:07:00.0") names the GPU on its node.
+    const auto properties = gpulab::cuda::get_device_properties(world.local_rank);
+    char bus_id[32];
+    std::snprintf(bus_id, sizeof bus_id, "%08X:%02X:%02X.0", static_cast<unsigned>(properties.pci_domain_id),
+                  static_cast<unsigned>(properties.pci_bus_id), static_cast<unsigned>(properties.pci_device_id));
+    lesson.fact("pci_bus_id", bus_id);
 
     torch::manual_seed(world.rank);  // each rank starts different; the broadcast aligns them
     torch::nn::Linear model(/*in_features=*/16, /*out_features=*/1);

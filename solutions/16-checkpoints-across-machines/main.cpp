@@ -1,4 +1,4 @@
-// Lesson 16 — A checkpoint from cuda:3 meets a machine with two GPUs
+// Lesson 16 — Where does a checkpoint from cuda:3 load on a machine with two GPUs?
 //
 // Step 1 (`--save FILE`, on the 8-GPU dgx-a100): train on cuda:3 and save the model, as a
 // training job does. Then load it back into a model that lives on the CPU — and see where
@@ -35,7 +35,8 @@ void load_step(gpulab::Lesson& lesson, const std::string& file, const torch::Dev
   lesson.fact("target_device", device.str());
   auto model = make_model();
   // A target device maps every stored tensor there (Python: torch.load(..., map_location=)).
-  torch::load(model, file, device);
+  // The stretch: a machine with no GPU at all keeps the weights on the CPU.
+  torch::load(model, file, torch::cuda::is_available() ? device : torch::Device(torch::kCPU));
   lesson.observe("loaded", gpulab::tensors_of(*model));
 }
 

@@ -139,3 +139,42 @@ TEST_CASE("under CUDA_VISIBLE_DEVICES=4,5,6,7, device_ids {2, 3} are physical GP
 TEST_CASE("under CUDA_VISIBLE_DEVICES=1,2,5, device_ids {2, 1} put the model on physical GPU 5", "[lesson09]") {
   check({{{"CUDA_VISIBLE_DEVICES", "1,2,5"}}, {2, 1}, {1, 2, 5}});
 }
+
+// The stretch: --output-device N gathers the output on cuda:N (-1: the CPU), while the model
+// stays on device_ids[0], where DataParallel copies it from.
+namespace {
+
+void check_output_device(const Scenario& scenario, int output_device) {
+  GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
+  const auto run = run_lesson(
+      "09", scenario.env, {"--device-ids", join(scenario.device_ids), "--output-device", std::to_string(output_device)});
+  require_that(run.errors("forward").empty(),
+               "forward with device_ids {" + join(scenario.device_ids, ", ") + "} and --output-device " +
+                   std::to_string(output_device) + " runs with no error",
+               errors_text(run.errors("forward")));
+  const int model_gpu = physical(scenario, scenario.device_ids.front());
+  const int output_gpu = output_device < 0 ? -1 : physical(scenario, output_device);
+  INFO("--output-device " << output_device << " is " << placement(output_gpu) << "; device_ids[0] is cuda:"
+                          << scenario.device_ids.front() << ", " << placement(model_gpu));
+  expect_on_gpu(run, "after forward", "output", output_gpu);
+  expect_on_gpu(run, "after forward", "weight", model_gpu);
+}
+
+}  // namespace
+
+TEST_CASE("stretch: device_ids {2, 3} with --output-device 3: the output on physical GPU 3, the model on 2",
+          "[lesson09][stretch]") {
+  check_output_device({{}, {2, 3}, {}}, 3);
+}
+
+TEST_CASE("stretch: under CUDA_VISIBLE_DEVICES=4,5,6,7, device_ids {1, 2} with --output-device -1: the output on "
+          "the CPU, the model on physical GPU 5",
+          "[lesson09][stretch]") {
+  check_output_device({{{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}}, {1, 2}, {4, 5, 6, 7}}, -1);
+}
+
+TEST_CASE("stretch: under CUDA_VISIBLE_DEVICES=7,3,5, device_ids {0, 2} with --output-device 1: the output on "
+          "physical GPU 3, a GPU outside device_ids",
+          "[lesson09][stretch]") {
+  check_output_device({{{"CUDA_VISIBLE_DEVICES", "7,3,5"}}, {0, 2}, {7, 3, 5}}, 1);
+}

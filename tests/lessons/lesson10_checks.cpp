@@ -21,6 +21,7 @@ struct Scenario {
   Env env;
   std::vector<int> device_ids;
   std::vector<int> visible;  // the CUDA_VISIBLE_DEVICES list (integers), empty: unset
+  std::vector<std::string> args = {};  // more program arguments
 };
 
 int physical(const Scenario& scenario, int index) {
@@ -32,7 +33,9 @@ void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
   std::string ids;
   for (int id : scenario.device_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  const auto run = run_lesson("10", scenario.env, {"--device-ids", ids});
+  std::vector<std::string> args = {"--device-ids", ids};
+  args.insert(args.end(), scenario.args.begin(), scenario.args.end());
+  const auto run = run_lesson("10", scenario.env, args);
   require_no_errors(run, "the program trains");
 
   std::set<int> expected;
@@ -79,4 +82,19 @@ TEST_CASE("under CUDA_VISIBLE_DEVICES=4,5,6,7, device_ids {2, 3}: physical GPUs 
 
 TEST_CASE("the other fix, CUDA_VISIBLE_DEVICES=2,3 with device_ids {0, 1}: GPU 0 is not even visible", "[lesson10]") {
   check({{{"CUDA_VISIBLE_DEVICES", "2,3"}}, {0, 1}, {2, 3}});
+}
+
+// The stretch: under PyTorch 1.13 on CUDA 12 the first backward() gives every GPU the process
+// can see a context; with --hide-others the program hides every GPU outside device_ids first.
+TEST_CASE("stretch: GPULAB_CUDA_RUNTIME=12 with --hide-others, device_ids {3, 1}: contexts on physical GPUs 3 and 1 "
+          "only",
+          "[lesson10][stretch]") {
+  check({{{"GPULAB_CUDA_RUNTIME", "12"}}, {3, 1}, {}, {"--hide-others"}});
+}
+
+TEST_CASE("stretch: GPULAB_CUDA_RUNTIME=12 with --hide-others under CUDA_VISIBLE_DEVICES=4,5,6,7, device_ids {2, 0}: "
+          "physical GPUs 6 and 4 only",
+          "[lesson10][stretch]") {
+  const Env env{{"GPULAB_CUDA_RUNTIME", "12"}, {"CUDA_VISIBLE_DEVICES", "4,5,6,7"}};
+  check({env, {2, 0}, {4, 5, 6, 7}, {"--hide-others"}});
 }

@@ -174,3 +174,48 @@ TEST_CASE("workstation-mixed, nvidia-smi's GPUs 0 and 3 visible: the 11 GB GPU i
   const Env env{{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"CUDA_VISIBLE_DEVICES", "0,3"}};
   check({env, {0, 3}});
 }
+
+// The stretch: with --no-warnings DataParallel warns about nothing, cores included, and the
+// GPU with the most memory is still the primary. Each scenario names the GPUs that remain.
+namespace {
+
+void check_no_warnings(const Env& env, const std::set<int>& expected, int primary, const std::string& why) {
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  require_that(simulated(env), "the simulated node, whose node file these checks read", "real GPUs");
+  const auto run = run_lesson("11", env, {"--no-warnings"});
+  require_no_errors(run, "the program runs with --no-warnings");
+  INFO(why);
+  std::vector<std::string> warnings;
+  for (const auto& warning : run.report.at("warnings")) warnings.push_back(warning.at("message"));
+  std::string observed;
+  for (const auto& warning : warnings) observed += (observed.empty() ? "\"" : ", \"") + warning + "\"";
+  expect_that(warnings.empty(), "no warning from DataParallel", observed.empty() ? "no warning" : observed);
+  expect_contexts(run, "after backward", expected);
+  for (const char* tensor : {"weight", "output"}) expect_on_gpu(run, "after backward", tensor, primary);
+}
+
+}  // namespace
+
+TEST_CASE("stretch: workstation-mixed with --no-warnings: only the RTX 3090 (the most memory), since the RTX 4090 "
+          "has over a third more SMs",
+          "[lesson11][stretch]") {
+  check_no_warnings({{"GPULAB_NODE", "workstation-mixed"}}, {2}, 2,
+                    "nvidia-smi's GPU 2, the RTX 3090 (24576 MiB, 82 SMs), has the most memory; the RTX 4090 "
+                    "(24564 MiB, 128 SMs) has too many SMs beside it, the others too little memory");
+}
+
+TEST_CASE("stretch: pascal-rig with --no-warnings: the three GTX 1080 Ti, alike in memory and SMs",
+          "[lesson11][stretch]") {
+  const Env env{{"GPULAB_NODE", "pascal-rig"}};
+  const auto order = cuda_order(env);
+  // The first 1080 Ti in CUDA's order is the primary (a stable sort keeps ties in order).
+  int primary = -1;
+  for (int gpu : order)
+    if (gpu != 0 && primary < 0) primary = gpu;
+  check_no_warnings(env, {1, 2, 3}, primary,
+                    "the GTX 1080 (8 GiB) has under 75% of a 1080 Ti's 11 GiB; the three 1080 Ti have 28 SMs each");
+}
+
+TEST_CASE("stretch: dgx-a100 with --no-warnings: all eight alike, all eight used", "[lesson11][stretch]") {
+  check_no_warnings({}, {0, 1, 2, 3, 4, 5, 6, 7}, cuda_order().at(0), "eight A100s: nothing to leave out");
+}

@@ -76,3 +76,20 @@ TEST_CASE("on workstation-mixed, nvidia-smi's GPU 2 as the primary with 0 and 3:
           "[lesson12]") {
   check_choice({{"GPULAB_NODE", "workstation-mixed"}}, 2, {0, 3}, "workstation-mixed");
 }
+
+// The stretch: --others may repeat a GPU or name the primary again. CUDA makes a list with a
+// repeated entry empty, so the program must list each GPU once.
+TEST_CASE("stretch: --primary 5 --others 1,5,6,1: DataParallel on physical GPUs 5, 1 and 6, each once",
+          "[lesson12][stretch]") {
+  GPULAB_REQUIRE_GPUS(7, Env{});
+  const auto run = run_lesson("12", {}, {"--primary", "5", "--others", "1,5,6,1"});
+  INFO("CUDA_VISIBLE_DEVICES with a repeated entry hides every GPU: list 5,1,6");
+  check_run(run, 5, {1, 6});
+}
+
+TEST_CASE("stretch: on workstation-mixed, --primary 3 --others 3,0: physical GPUs 3 and 0", "[lesson12][stretch]") {
+  const Env env{{"GPULAB_NODE", "workstation-mixed"}};
+  GPULAB_REQUIRE_GPUS(4, env);
+  const auto run = run_lesson("12", env, {"--primary", "3", "--others", "3,0"});
+  check_run(run, 3, {0}, "workstation-mixed");
+}

@@ -21,17 +21,20 @@ struct Scenario {
   int ranks;
   std::vector<int> visible;  // the CUDA_VISIBLE_DEVICES list; empty: unset
   std::vector<std::string> args;
+  int nodes = 1;
 };
 
 void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
-  const auto run = run_launched("14", {scenario.ranks}, scenario.env, scenario.args);
+  const auto run = run_launched("14", {scenario.ranks, scenario.nodes}, scenario.env, scenario.args);
   require_all_ranks_ok(run, "the ranks train");
-  for (int r = 0; r < scenario.ranks; ++r) {
-    const int entry = scenario.visible.empty() ? r : scenario.visible.at(static_cast<std::size_t>(r));
+  for (int r = 0; r < scenario.ranks * scenario.nodes; ++r) {
+    const int local = r % scenario.ranks;  // LOCAL_RANK: the process's index on its node
+    const int entry = scenario.visible.empty() ? local : scenario.visible.at(static_cast<std::size_t>(local));
     const int gpu = cuda_order(scenario.env).at(static_cast<std::size_t>(entry));
     const auto& worker = run.rank(r);
-    const std::string who = "rank " + std::to_string(r);
+    const std::string who =
+        "rank " + std::to_string(r) + (scenario.nodes > 1 ? " (node" + std::to_string(r / scenario.ranks) + ")" : "");
     INFO(who << " has LOCAL_RANK " << worker.local_rank << ": its GPU is physical GPU " << gpu);
     expect_that(worker.listed_on() == std::set<int>{gpu}, who + "'s process listed by nvidia-smi on " + gpus({gpu}),
                 "on " + gpus(worker.listed_on()));
@@ -52,4 +55,22 @@ TEST_CASE("CUDA_VISIBLE_DEVICES=6,7 and 2 ranks: physical GPUs 6 and 7, each ran
 
 TEST_CASE("tiny2 (two 2 GiB GPUs), 2 ranks with 900 MiB shards: both fit, one per GPU", "[lesson14]") {
   check({{{"GPULAB_NODE", "tiny2"}}, 2, {}, {"--shard-mib", "900"}});
+}
+
+TEST_CASE("two tiny2 nodes, 2 ranks each: on both nodes LOCAL_RANK r on physical GPU r, RANK 2 and 3 included",
+          "[lesson14]") {
+  check({{{"GPULAB_NODE", "tiny2"}}, 2, {}, {}, 2});
+}
+
+// The stretch: with --loader-thread 1 the shard is made on a worker thread, whose current
+// device starts at 0 again; it must still land on the rank's own GPU, and nowhere else.
+TEST_CASE("stretch: --loader-thread 1, 2 ranks: each shard made on a worker thread lands on the rank's GPU",
+          "[lesson14][stretch]") {
+  INFO("the current device is per thread: a new thread starts on cuda:0");
+  check({{}, 2, {}, {"--loader-thread", "1"}});
+}
+
+TEST_CASE("stretch: --loader-thread 1 under CUDA_VISIBLE_DEVICES=3,6: physical GPUs 3 and 6", "[lesson14][stretch]") {
+  INFO("the current device is per thread: a new thread starts on cuda:0");
+  check({{{"CUDA_VISIBLE_DEVICES", "3,6"}}, 2, {3, 6}, {"--loader-thread", "1"}});
 }

@@ -57,3 +57,47 @@ TEST_CASE("two dgx-a100 nodes under CUDA_VISIBLE_DEVICES=2,3, 2 ranks each: phys
           "[lesson15]") {
   check({{{"CUDA_VISIBLE_DEVICES", "2,3"}}, 2, {2, 3}});
 }
+
+TEST_CASE("two dgx-a100 nodes, 3 ranks each (fewer ranks than GPUs): each node's physical GPUs 0, 1 and 2",
+          "[lesson15]") {
+  check({{}, 3, {}});
+}
+
+// The stretch: each rank reports the PCI address of its GPU (fact "pci_bus_id"), as nvidia-smi
+// prints it; it must be the address, in the node file, of the GPU the rank was seen using.
+namespace {
+
+void check_bus_ids(const Scenario& scenario, const std::string& node_name) {
+  GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
+  require_that(simulated(scenario.env), "the simulated node, whose node file names each GPU's PCI address",
+               "real GPUs");
+  const auto run = run_launched("15", {scenario.per_node, 2}, scenario.env);
+  require_all_ranks_ok(run, "the ranks of two nodes train");
+  const auto node_file = node(node_name);
+  for (int r = 0; r < 2 * scenario.per_node; ++r) {
+    const int local = r % scenario.per_node;
+    const int entry = scenario.visible.empty() ? local : scenario.visible.at(static_cast<std::size_t>(local));
+    const int gpu = cuda_order(scenario.env).at(static_cast<std::size_t>(entry));
+    const auto& worker = run.rank(r);
+    const std::string who = "rank " + std::to_string(r) + " (node" + std::to_string(r / scenario.per_node) + ")";
+    require_that(worker.report.has_value(), who + "'s report", "none");
+    const auto& facts = worker.report->report.at("facts");
+    const std::string expected = node_file.gpus.at(static_cast<std::size_t>(gpu)).pci_bus_id;
+    expect_that(facts.contains("pci_bus_id") && facts.at("pci_bus_id") == expected,
+                who + " reports pci_bus_id " + expected + " (its node's physical GPU " + std::to_string(gpu) + ")",
+                facts.contains("pci_bus_id") ? "pci_bus_id " + facts.at("pci_bus_id").dump() : "no pci_bus_id fact");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("stretch: two pascal-rig nodes under CUDA_VISIBLE_DEVICES=3,1, 2 ranks each: the PCI addresses of "
+          "physical GPUs 3 and 0 on each node (CUDA's order there is 1, 0, 2, 3)",
+          "[lesson15][stretch]") {
+  check_bus_ids({{{"GPULAB_NODE", "pascal-rig"}, {"CUDA_VISIBLE_DEVICES", "3,1"}}, 2, {3, 1}}, "pascal-rig");
+}
+
+TEST_CASE("stretch: two dgx-a100 nodes, 2 ranks each: the PCI addresses of physical GPUs 0 and 1 on each node",
+          "[lesson15][stretch]") {
+  check_bus_ids({{}, 2, {}}, "dgx-a100");
+}

@@ -62,3 +62,23 @@ TEST_CASE("loaded on tiny2 under CUDA_VISIBLE_DEVICES=1 to cuda:0: physical GPU 
 TEST_CASE("loaded on dgx-a100 under CUDA_VISIBLE_DEVICES=5 to cuda:0: physical GPU 5", "[lesson16]") {
   check({{{"GPULAB_NODE", "dgx-a100"}, {"CUDA_VISIBLE_DEVICES", "5"}}, "cuda:0", 5});
 }
+
+// The stretch: on a machine where CUDA sees no GPU, the load succeeds with the weights on the CPU.
+TEST_CASE("stretch: saved from cuda:3 of dgx-a100, loaded where CUDA_VISIBLE_DEVICES=\"\" hides every GPU: the "
+          "weights on the CPU, no GPU used",
+          "[lesson16][stretch]") {
+  const Env saving = {{"GPULAB_NODE", "dgx-a100"}};
+  GPULAB_REQUIRE_GPUS(4, saving);
+  const std::string file = fresh_state_dir() + "/checkpoint.pt";
+  require_no_errors(run_lesson("16", saving, {"--save", file}), "the save step");
+
+  const Env loading = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", ""}};
+  const auto load = run_lesson("16", loading, {"--load", file, "--device", "cuda:1"});
+  const auto uncaught = load.errors("uncaught");
+  require_that(uncaught.empty(), "your load succeeds on a machine with no GPU",
+               uncaught.empty() ? "" : "'" + uncaught.front().substr(0, uncaught.front().find('\n')) + "'");
+  INFO("with no GPU visible, the CPU is the only place the weights can go");
+  expect_on_gpu(load, "loaded", "weight", -1);
+  expect_on_gpu(load, "loaded", "bias", -1);
+  expect_contexts(load, "loaded", {});
+}
