@@ -213,7 +213,8 @@ TEST_CASE("gpulab run 04 --solution draws cuda:1 -> GPU 3 with the weight and a 
 }
 
 TEST_CASE("gpulab run 04 --solution under CUDA_VISIBLE_DEVICES=5,1 maps cuda:0 to GPU 5 and cuda:1 to GPU 1", "[picture][run]") {
-  const auto run = gpulab_cli({"run", "04", "--solution"}, {{"CUDA_VISIBLE_DEVICES", "5,1"}});
+  // The solution puts the work on nvidia-smi's GPU --gpu N: GPU 1 is cuda:1 under 5,1.
+  const auto run = gpulab_cli({"run", "04", "--solution", "--", "--gpu", "1"}, {{"CUDA_VISIBLE_DEVICES", "5,1"}});
   SHOW(run);
   REQUIRE(run.exit_code == 0);
   CHECK(lines_with(run.out, {arrow(0, 5)}).size() == 1);
