@@ -3,17 +3,38 @@
 docs.every-lesson-and-claim-has-its-page). What must be there is read from the sources —
 lessons/manifest.json and docs/article-claims.md — not from the page generator, so a lesson
 or claim the generator drops is caught. The index must link every lesson page, the article
-companion and the reference pages; no page links an absolute path.
+companion and the reference pages; no page links an absolute path, shows a code span
+Doxygen misread, or puts markup in a navigation title.
 
 usage: check-site-pages.py ROOT HTML_DIR
+       check-site-pages.py --break-a-copy ROOT HTML_DIR WORK   # self-test: a copy with one
+           # claim's entry gone, a misread code span and a title with markup must fail
 """
 import json
 import os
 import re
+import shutil
 import sys
 from html import unescape
 
-root, html = sys.argv[1], sys.argv[2]
+if sys.argv[1] == "--break-a-copy":
+    root, source, work = sys.argv[2:5]
+    html = os.path.join(work, "html")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(source, html)
+
+    def edit(name, old, new):
+        path = os.path.join(html, name)
+        text = open(path, encoding="utf-8").read()
+        if old not in text:
+            sys.exit(f"check-site-pages: cannot break {name}: it lacks {old!r}")
+        open(path, "w", encoding="utf-8").write(text.replace(old, new, 1))
+
+    edit("article_companion.html", 'id="claim_A1_1"', 'id="claim_gone"')
+    edit("lesson01.html", "</body>", "<p>&lsquo;model.cuda('cuda:&rsquo;)`</p></body>")
+    edit("navtreedata.js", "[ ", '[ "Starting a job: <tt>gpulab launch</tt>", null, null ], [ ')
+else:
+    root, html = sys.argv[1], sys.argv[2]
 problems = []
 
 
@@ -57,6 +78,29 @@ for claim in sorted(set(claims) | cited):
     anchor = "claim_" + claim.replace(".", "_")
     if companion and f'id="{anchor}"' not in companion:
         problems.append(f"article_companion.html has no entry for {claim}")
+
+# A backtick left in a page's text is a code span Doxygen misread (`a'b` reads as a
+# quotation, docs/site/markdown_filter.py): the reader sees "‘model.cuda('cuda:’ + …`".
+# Pages written in Markdown only; code listings and API pages show backticks legitimately.
+MARKDOWN_PAGES = re.compile(r"^(index|lesson\d\d|md_.*|[a-z_]+)\.html$")
+API_PAGES = re.compile(r"_8|^(class|struct|namespace|dir_|functions|globals|files|annotated|hierarchy)")
+if os.path.isdir(html):
+    for name in sorted(os.listdir(html)):
+        if not MARKDOWN_PAGES.match(name) or API_PAGES.search(name):
+            continue
+        text = open(os.path.join(html, name), encoding="utf-8").read()
+        text = re.sub(r'<div class="fragment">.*?</div><!-- fragment -->', "", text, flags=re.S)
+        text = re.sub(r"<(pre|code|script)\b.*?</\1>", "", text, flags=re.S)
+        for line in unescape(re.sub(r"<[^>]+>", "", text)).splitlines():
+            if "`" in line:
+                problems.append(f"{name} shows a stray backtick (a misread code span): {line.strip()[:100]}")
+
+# The navigation tree sets its titles as text: markup in a title is shown as it is.
+for name in sorted(n for n in os.listdir(html) if n.startswith("navtree") and n.endswith(".js")) \
+        if os.path.isdir(html) else []:
+    for title in re.findall(r'\[ *"((?:[^"\\]|\\.)*)"', open(os.path.join(html, name), encoding="utf-8").read()):
+        if re.search(r"</?[a-z]+>", title):
+            problems.append(f"{name}: the navigation shows markup in the title '{title}'")
 
 # A link to an absolute path works on this machine only, never on a served copy.
 if os.path.isdir(html):
