@@ -56,13 +56,6 @@ void check_no_gpu(const Env& env) {
               run.process.err.empty() ? "no message" : "the output \"" + run.process.err + "\"");
 }
 
-std::vector<int> entries_of(const std::vector<int>& entries, const Env& env = {}) {
-  const auto order = cuda_order(env);
-  std::vector<int> physical;
-  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
-  return physical;
-}
-
 }  // namespace
 
 TEST_CASE("on the default node every physical GPU is visible and x lands on the first", "[lesson01]") {
@@ -84,17 +77,17 @@ TEST_CASE("a list of GPUs: x lands on the first listed GPU, whichever that is", 
   SECTION("CUDA_VISIBLE_DEVICES=6,7") {
     const Env env = {{"CUDA_VISIBLE_DEVICES", "6,7"}};
     GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-    check_first_gpu(env, entries_of({6, 7}));
+    check_first_gpu(env, physical_of_entries({6, 7}));
   }
   SECTION("one GPU: CUDA_VISIBLE_DEVICES=3") {
     const Env env = {{"CUDA_VISIBLE_DEVICES", "3"}};
     GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-    check_first_gpu(env, entries_of({3}));
+    check_first_gpu(env, physical_of_entries({3}));
   }
   SECTION("one GPU of another node: GPULAB_NODE=tiny2 CUDA_VISIBLE_DEVICES=1") {
     const Env env = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1"}};
     GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-    if (simulated()) check_first_gpu(env, entries_of({1}, env));
+    if (simulated()) check_first_gpu(env, physical_of_entries({1}, env));
   }
 }
 
@@ -147,13 +140,13 @@ TEST_CASE("stretch: y lands on the visible GPU with the most memory", "[lesson01
   const Env mixed = {{"GPULAB_NODE", "workstation-mixed"}};
   SECTION("workstation-mixed, every GPU visible") { check_roomiest(mixed, cuda_order(mixed)); }
   SECTION("workstation-mixed, CUDA_VISIBLE_DEVICES=0,3") {
-    check_roomiest({mixed.front(), {"CUDA_VISIBLE_DEVICES", "0,3"}}, entries_of({0, 3}, mixed));
+    check_roomiest({mixed.front(), {"CUDA_VISIBLE_DEVICES", "0,3"}}, physical_of_entries({0, 3}, mixed));
   }
   SECTION("workstation-mixed, CUDA_VISIBLE_DEVICES=3,0,2") {
-    check_roomiest({mixed.front(), {"CUDA_VISIBLE_DEVICES", "3,0,2"}}, entries_of({3, 0, 2}, mixed));
+    check_roomiest({mixed.front(), {"CUDA_VISIBLE_DEVICES", "3,0,2"}}, physical_of_entries({3, 0, 2}, mixed));
   }
   SECTION("alike GPUs, CUDA_VISIBLE_DEVICES=5,2: a tie, so cuda:0") {
-    check_roomiest({{"CUDA_VISIBLE_DEVICES", "5,2"}}, entries_of({5, 2}));
+    check_roomiest({{"CUDA_VISIBLE_DEVICES", "5,2"}}, physical_of_entries({5, 2}));
   }
   SECTION("no GPU visible: the CPU") { check_roomiest({{"CUDA_VISIBLE_DEVICES", ""}}, {}); }
 }

@@ -59,15 +59,6 @@ void check_numbers(const Env& env, const std::vector<int>& expected) {
               "nvidia_smi_numbers = \"" + claimed + "\"");
 }
 
-// The physical GPUs the entries of an integer list name, in list order: entry i is cuda:i
-// with every GPU visible (physical GPU i where CUDA counts in PCI order).
-std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env = {}) {
-  const auto order = cuda_order(env);
-  std::vector<int> physical;
-  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
-  return physical;
-}
-
 }  // namespace
 
 TEST_CASE("under CUDA_VISIBLE_DEVICES=2,3,4,5 the process sees 4 GPUs and cuda:i is physical GPU 2+i", "[lesson02]") {

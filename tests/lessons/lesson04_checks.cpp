@@ -102,15 +102,6 @@ void check_on_gpu(const Env& env, const std::vector<int>& visible, int gpu) {
   }
 }
 
-// The physical GPUs an integer list names, in list order (entry i is cuda:i with every GPU
-// visible: physical GPU i where CUDA counts in PCI order).
-std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env = {}) {
-  const auto order = cuda_order(env);
-  std::vector<int> physical;
-  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
-  return physical;
-}
-
 void check_list(const std::string& list, const std::vector<int>& entries, int gpu) {
   const Env env = {{"CUDA_VISIBLE_DEVICES", list}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);

@@ -24,21 +24,6 @@ std::string expected_message(const std::string& text) {
   return "Invalid device string: '" + text + "'";
 }
 
-// The physical GPUs `visible` makes visible, in CUDA index order (integer entries count
-// CUDA's order); every GPU when unset.
-std::vector<int> visible_physical(const std::optional<std::string>& visible) {
-  const auto order = cuda_order();
-  if (!visible) return order;
-  std::vector<int> physical;
-  for (std::string::size_type start = 0; start <= visible->size();) {
-    const auto comma = visible->find(',', start);
-    physical.push_back(order.at(static_cast<std::size_t>(std::stoi(visible->substr(start, comma - start)))));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return physical;
-}
-
 // PyTorch <= 1.5's reading of "cuda:<digits><anything>": every leading digit (std::stoi).
 int legacy_index(const std::string& text) {
   const auto digits = text.substr(text.find(':') + 1);

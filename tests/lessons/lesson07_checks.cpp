@@ -119,21 +119,6 @@ LessonRun run_under(const Order& order, std::optional<std::string> visible, std:
                     args);
 }
 
-// The physical GPUs a list of integer entries makes visible, in CUDA index order.
-std::vector<int> visible_under(const Order& order, const std::optional<std::string>& visible,
-                               const std::string& node_name) {
-  const auto all = cuda_order(order, node_name);
-  if (!visible) return all;
-  std::vector<int> physical;
-  for (std::string::size_type start = 0; start <= visible->size();) {
-    const auto comma = visible->find(',', start);
-    physical.push_back(all.at(static_cast<std::size_t>(std::stoi(visible->substr(start, comma - start)))));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return physical;
-}
-
 // Every cuda:i's number, as the program claims it (fact `key` + i), is nvidia-smi's number of
 // the GPU its tensor on cuda:i was observed on — and the one the node's order predicts.
 void check_map(const Order& order, const std::optional<std::string>& visible, const std::string& node_name,
@@ -142,7 +127,7 @@ void check_map(const Order& order, const std::optional<std::string>& visible, co
                            (visible ? "CUDA_VISIBLE_DEVICES=" + *visible : std::string("CUDA_VISIBLE_DEVICES unset")) +
                            ")";
   const auto run = run_under(order, visible, {}, node_name);
-  const auto expected = visible_under(order, visible, node_name);
+  const auto expected = visible_physical(visible, {{"GPULAB_NODE", node_name}, {"CUDA_DEVICE_ORDER", order.value}});
   const auto& count = run.fact("device_count");
   require_that(count == static_cast<int>(expected.size()),
                "torch::cuda::device_count() = " + std::to_string(expected.size()) + when,

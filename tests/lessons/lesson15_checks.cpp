@@ -81,11 +81,8 @@ void check_bus_ids(const Scenario& scenario, const std::string& node_name) {
     const auto& worker = run.rank(r);
     const std::string who = "rank " + std::to_string(r) + " (node" + std::to_string(r / scenario.per_node) + ")";
     require_that(worker.report.has_value(), who + "'s report", "none");
-    const auto& facts = worker.report->report.at("facts");
-    const std::string expected = node_file.gpus.at(static_cast<std::size_t>(gpu)).pci_bus_id;
-    expect_that(facts.contains("pci_bus_id") && facts.at("pci_bus_id") == expected,
-                who + " reports pci_bus_id " + expected + " (its node's physical GPU " + std::to_string(gpu) + ")",
-                facts.contains("pci_bus_id") ? "pci_bus_id " + facts.at("pci_bus_id").dump() : "no pci_bus_id fact");
+    expect_fact(*worker.report, who, "pci_bus_id", node_file.gpus.at(static_cast<std::size_t>(gpu)).pci_bus_id,
+                "(its node's physical GPU " + std::to_string(gpu) + ")");
   }
 }
 

@@ -16,6 +16,14 @@ void expect_that(bool ok, const std::string& expected, const std::string& observ
   FAIL_CHECK("expected: " << expected << " — observed: " << observed);
 }
 
+void expect_fact(const LessonRun& run, const std::string& who, const std::string& key, const std::string& expected,
+                 const std::string& why) {
+  const auto& facts = run.report.at("facts");
+  const bool present = facts.contains(key);
+  expect_that(present && facts.at(key) == expected, who + " reports " + key + " " + expected + " " + why,
+              present ? key + " " + facts.at(key).dump() : "no " + key + " fact");
+}
+
 void require_that(bool ok, const std::string& expected, const std::string& observed) {
   if (!ok) FAIL("expected: " << expected << " — observed: " << observed);
 }

@@ -46,6 +46,12 @@ void expect_memory_on(const LessonRun& run, const std::string& label, const std:
 /// observed: 416.0 MiB".
 void expect_at_least(const std::string& what, std::uint64_t observed, std::uint64_t minimum);
 
+/// The report's fact `key` is the string `expected`: "expected: rank 1 reports gpu_uuid
+/// GPU-… (physical GPU 3) — observed: no gpu_uuid fact". `why` follows the value in the
+/// expectation, e.g. "(physical GPU 3)".
+void expect_fact(const LessonRun& run, const std::string& who, const std::string& key, const std::string& expected,
+                 const std::string& why);
+
 /// Like expect_that, but stops the test case (a precondition: what would be checked next was
 /// never observed).
 void require_that(bool ok, const std::string& expected, const std::string& observed);

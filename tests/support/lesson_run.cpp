@@ -113,6 +113,25 @@ std::vector<int> cuda_order(const Env& env) {
   });
 }
 
+std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env) {
+  const auto order = cuda_order(env);
+  std::vector<int> physical;
+  for (const int entry : entries) physical.push_back(order.at(static_cast<std::size_t>(entry)));
+  return physical;
+}
+
+std::vector<int> visible_physical(const std::optional<std::string>& integer_list, const Env& env) {
+  if (!integer_list) return cuda_order(env);
+  std::vector<int> entries;
+  for (std::string::size_type start = 0; start <= integer_list->size();) {
+    const auto comma = integer_list->find(',', start);
+    entries.push_back(std::stoi(integer_list->substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return physical_of_entries(entries, env);
+}
+
 std::vector<std::string> gpu_uuids(const Env& env) {
   std::vector<std::string> uuids;
   if (simulated(env)) {

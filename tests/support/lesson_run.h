@@ -91,6 +91,14 @@ int physical_gpus(const Env& env = {});
 /// observes. Cached.
 std::vector<int> cuda_order(const Env& env = {});
 
+/// The physical GPUs the entries of an integer CUDA_VISIBLE_DEVICES list name, in list
+/// order: entry i is cuda_order(env)[i] (physical GPU i where CUDA counts in PCI order).
+std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env = {});
+
+/// The physical GPUs an integer list written by a test ("5,1,6") makes visible, in CUDA
+/// index order; every GPU (cuda_order(env)) when unset.
+std::vector<int> visible_physical(const std::optional<std::string>& integer_list, const Env& env = {});
+
 /// Each physical GPU's UUID, in nvidia-smi's order: the node file's on the simulated node,
 /// NVML's (`gpulab smi --json`) on real GPUs. Cached.
 std::vector<std::string> gpu_uuids(const Env& env = {});
