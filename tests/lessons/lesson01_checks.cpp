@@ -132,11 +132,7 @@ void check_roomiest(const Env& env, const std::vector<int>& visible) {
 }  // namespace
 
 TEST_CASE("stretch: y lands on the visible GPU with the most memory", "[lesson01][stretch]") {
-  GPULAB_REQUIRE_GPUS(1, Env{});
-  if (!simulated()) {
-    WARN("the stretch checks compare with the node files' memory: simulated node only");
-    return;
-  }
+  GPULAB_REQUIRE_SIMULATED_NODE("the stretch checks compare with the node files' memory: simulated node only");
   const Env mixed = {{"GPULAB_NODE", "workstation-mixed"}};
   SECTION("workstation-mixed, every GPU visible") { check_roomiest(mixed, cuda_order(mixed)); }
   SECTION("workstation-mixed, CUDA_VISIBLE_DEVICES=0,3") {

@@ -97,11 +97,7 @@ TEST_CASE("with CUDA_VISIBLE_DEVICES unset every GPU of the node is visible", "[
 }
 
 TEST_CASE("stretch: nvidia-smi's numbers where CUDA counts in another order", "[lesson02][stretch]") {
-  GPULAB_REQUIRE_GPUS(1, Env{});
-  if (!simulated()) {
-    WARN("these scenarios need the simulated nodes; on real GPUs only the UUID lists are checked");
-    return;
-  }
+  GPULAB_REQUIRE_SIMULATED_NODE("these scenarios need the simulated nodes; on real GPUs only the UUID lists are checked");
   SECTION("workstation-mixed, nothing set: CUDA puts the RTX 4090 (nvidia-smi's GPU 1) first") {
     const Env env = {{"GPULAB_NODE", "workstation-mixed"}};
     check_numbers(env, cuda_order(env));

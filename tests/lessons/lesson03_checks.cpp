@@ -203,11 +203,7 @@ void check_nvidia_smi_numbers(const std::string& node_name, const std::string& i
 }  // namespace
 
 TEST_CASE("stretch: --setenv-before takes nvidia-smi's numbers on every node", "[lesson03][stretch]") {
-  GPULAB_REQUIRE_GPUS(1, Env{});
-  if (!simulated()) {
-    WARN("these scenarios need the simulated nodes (GPULAB_NODE)");
-    return;
-  }
+  GPULAB_REQUIRE_SIMULATED_NODE("these scenarios need the simulated nodes (GPULAB_NODE)");
   SECTION("workstation-mixed, --setenv-before 0: the GTX 1080 Ti, not CUDA's fastest GPU") {
     check_nvidia_smi_numbers("workstation-mixed", "0", {0});
   }

@@ -145,11 +145,7 @@ TEST_CASE("stretch: lists of UUIDs name the GPU too", "[lesson04][stretch]") {
 }
 
 TEST_CASE("stretch: where CUDA does not count in nvidia-smi's order", "[lesson04][stretch]") {
-  GPULAB_REQUIRE_GPUS(1, Env{});
-  if (!simulated()) {
-    WARN("these scenarios need the simulated nodes (GPULAB_NODE)");
-    return;
-  }
+  GPULAB_REQUIRE_SIMULATED_NODE("these scenarios need the simulated nodes (GPULAB_NODE)");
   SECTION("workstation-mixed, nothing set, GPU 0 (the GTX 1080 Ti is cuda:1)") {
     const Env env = {{"GPULAB_NODE", "workstation-mixed"}};
     check_on_gpu(env, cuda_order(env), 0);

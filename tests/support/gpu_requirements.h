@@ -54,3 +54,15 @@ constexpr const char* kSkipRegex = "needs [0-9]+ GPUs?, found [0-9]+";
       return;                                                                                   \
     }                                                                                           \
   } while (false)
+
+/// Ends the current test case (as passed, with the warning `why`) unless lesson programs run
+/// on the simulated node: for scenarios that need its other nodes (GPULAB_NODE) or its node
+/// files' data. Needs one GPU, as GPULAB_REQUIRE_GPUS(1, ...) does.
+#define GPULAB_REQUIRE_SIMULATED_NODE(why)                                                      \
+  do {                                                                                          \
+    GPULAB_REQUIRE_GPUS(1, ::gpulab::test::Env{});                                              \
+    if (!::gpulab::test::simulated()) {                                                         \
+      WARN(why);                                                                                \
+      return;                                                                                   \
+    }                                                                                           \
+  } while (false)
