@@ -6,7 +6,19 @@ install(TARGETS gpulab EXPORT gpulabTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS gpulab_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/gpulab DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Installed headers: the lesson API alone, these six (tools/check-dependencies.py's
+# PUBLIC_HEADERS; nothing else may live in include/). src/ is never installed: libgpulab
+# links its modules privately, so a lab program needs none of their headers.
+set(GPULAB_PUBLIC_HEADERS lesson.h cuda.h observe.h data_parallel.h distributed.h warnings.h)
+file(GLOB_RECURSE _in_include RELATIVE "${PROJECT_SOURCE_DIR}/include/gpulab" CONFIGURE_DEPENDS
+  "${PROJECT_SOURCE_DIR}/include/gpulab/*")
+list(REMOVE_ITEM _in_include ${GPULAB_PUBLIC_HEADERS})
+if(_in_include)
+  message(FATAL_ERROR "gpulab: include/gpulab holds only the public lesson API (${GPULAB_PUBLIC_HEADERS}); "
+                      "move ${_in_include} under src/ (src/README.md)")
+endif()
+list(TRANSFORM GPULAB_PUBLIC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/include/gpulab/" OUTPUT_VARIABLE _public_headers)
+install(FILES ${_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpulab)
 install(DIRECTORY nodes/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gpulab/nodes)
 install(EXPORT gpulabTargets NAMESPACE gpulab:: DESTINATION ${_config_dir})
 export(EXPORT gpulabTargets NAMESPACE gpulab:: FILE "${PROJECT_BINARY_DIR}/gpulabTargets.cmake")

@@ -21,9 +21,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #define GPULAB_HAVE_NCCL 1
 #endif
-#if defined(GPULAB_BACKEND_SIM)
-#include "HostAlias.h"
-#endif
+#include "backend/collectives.h"
 
 #include <fmt/format.h>
 
@@ -58,16 +56,8 @@ int integer_variable(const char* name, long minimum, long maximum) {
   return static_cast<int>(value);
 }
 
-// The tensor a collective works on. A simulated GPU tensor is host memory tagged CUDA,
-// which Gloo (CPU tensors only in a CPU build) would refuse: it gets a CPU tensor over the
-// same bytes, so the collective writes the result in place with no copy.
-at::Tensor collective_view(const at::Tensor& tensor) {
-#if defined(GPULAB_BACKEND_SIM)
-  return sim::host_alias(tensor);
-#else
-  return tensor;
-#endif
-}
+// The tensor a collective works on: the backend's view of it (backend/collectives.h).
+at::Tensor collective_view(const at::Tensor& tensor) { return backend::collective_view(tensor); }
 
 void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
   try {

@@ -28,7 +28,8 @@
 
 #include "gpulab/cuda.h"
 #include "gpulab/observe.h"
-#include "gpulab/profile.h"
+#include "model/profile.h"
+#include "backend/backend.h"
 
 #if defined(GPULAB_BACKEND_CUDA)
 #include <cuda_runtime_api.h>

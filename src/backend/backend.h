@@ -1,0 +1,15 @@
+// What every backend provides, torch-free: the simulated node (backend/sim) or real CUDA
+// (backend/cuda). Exactly one backend is linked into a build; code outside src/backend asks
+// it through these functions and never includes a backend's own headers.
+#pragma once
+
+#include "model/profile.h"
+
+namespace gpulab {
+
+/// The profile of this process: on the simulated node the simulator's (the linked LibTorch,
+/// GPULAB_CUDA_RUNTIME read once with CUDA_VISIBLE_DEVICES); on real GPUs the linked
+/// LibTorch and the CUDA runtime it loaded.
+Profile active_profile();
+
+}  // namespace gpulab

@@ -1,0 +1,17 @@
+// Errors raised the way PyTorch raises them on real CUDA, with the same texts.
+#pragma once
+
+#include <c10/util/Exception.h>
+
+#include "backend/sim/runtime/cuda_check_message.h"
+#include "backend/sim/runtime/driver.h"
+
+namespace gpulab::sim {
+
+/// Throws c10::Error("CUDA error: ...") unless `error` is Success.
+void check(Error error);
+
+/// The driver, turning a node or state problem into a c10::Error that says what to fix.
+Driver& driver();
+
+}  // namespace gpulab::sim

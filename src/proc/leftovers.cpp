@@ -1,0 +1,50 @@
+#include "proc/leftovers.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+
+#include "proc/temp_dir.h"
+
+namespace gpulab {
+
+void adopt_orphans() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> children;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return children;
+  while (const dirent* entry = readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_text_file("/proc/" + name + "/stat");
+    const auto close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close_paren + 1));
+    std::string state;
+    long ppid = 0;
+    fields >> state >> ppid;
+    if (ppid == parent) children.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  closedir(proc);
+  return children;
+}
+
+void stop_leftovers() {
+  for (int round = 0; round < 100; ++round) {
+    const auto children = children_of(getpid());
+    if (children.empty()) return;
+    for (const pid_t child : children) {
+      kill(-child, SIGKILL);  // its group (a lesson program and what it started) ...
+      kill(child, SIGKILL);   // ... or it alone
+    }
+    for (const pid_t child : children) waitpid(child, nullptr, 0);
+  }
+}
+
+}  // namespace gpulab

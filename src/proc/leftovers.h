@@ -1,0 +1,19 @@
+// Processes left behind. A lesson program runs in a process group of its own (run_process),
+// so stopping checks that ran past their limit does not stop a lesson program they started:
+// a grader makes itself the subreaper of everything it starts and stops those orphans.
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace gpulab {
+
+/// This process adopts every orphan among its descendants (PR_SET_CHILD_SUBREAPER).
+void adopt_orphans();
+/// The processes whose parent is `parent`, from /proc.
+std::vector<pid_t> children_of(pid_t parent);
+/// Kills every child of this process (and its process group) and reaps it.
+void stop_leftovers();
+
+}  // namespace gpulab

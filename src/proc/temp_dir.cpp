@@ -1,0 +1,41 @@
+#include "proc/temp_dir.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace gpulab {
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a temporary folder for " + prefix);
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+std::string TempDir::fresh(const std::string& name) const {
+  const std::string path = path_ + "/" + name;
+  std::error_code ignored;
+  fs::remove_all(path, ignored);
+  return path;
+}
+
+std::string TempDir::read(const std::string& name) const { return read_text_file(path_ + "/" + name); }
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+}  // namespace gpulab

@@ -1,0 +1,29 @@
+// A private temporary folder that lives as long as its owner: reports, scratch files.
+#pragma once
+
+#include <string>
+
+namespace gpulab {
+
+class TempDir {
+ public:
+  /// Makes <tmp>/<prefix>-XXXXXX. Throws std::runtime_error when it cannot.
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();  ///< removes it and everything in it
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  /// <path>/<name>, with whatever was there before removed.
+  std::string fresh(const std::string& name) const;
+  /// The text of <path>/<name> ("" when it is missing).
+  std::string read(const std::string& name) const;
+
+ private:
+  std::string path_;
+};
+
+/// The whole text of a file; "" when it cannot be read.
+std::string read_text_file(const std::string& path);
+
+}  // namespace gpulab
