@@ -1,66 +1,13 @@
-// The grading engine behind `gpulab check all` and `gpulab dev check`: builds a tree's
-// lesson programs (this build's, or a student's checkout in a grading build folder of its
-// own), runs every lesson's checks with a time limit, and reports per lesson.
+// `gpulab check all`'s options, on the `check` subcommand, and its action.
 #pragma once
 
-#include <iosfwd>
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "check_verdict.h"
+#include "grading/grading.h"
 
 namespace gpulab::cli {
 
-struct GradeOptions {
-  std::string root;       ///< a student's checkout (its lessons/*/main.cpp); empty: this tree
-  std::string build_dir;  ///< where a student's exercises are built; empty: <build>/grading/<name>
-  bool solution = false;  ///< grade this repository's solutions instead of exercises
-  double timeout_s = 300; ///< per lesson, for each run of its checks
-  std::vector<std::string> lessons;  ///< ids to grade; empty: every lesson in the manifest
-  std::string junit;      ///< write merged JUnit XML here (runs Catch2's junit reporter too)
-  std::string json;       ///< write the per-lesson JSON here
-  bool placement = true;  ///< run each lesson in its scenario to record the observed placement
-  bool fail_fast = false;  ///< stop a lesson's checks at their first failure (mutation tests need one)
-};
-
-/// What became of one lesson.
-struct LessonGrade {
-  std::string id;
-  std::string title;
-  std::string status;    ///< passed, failed, build_failed, crashed, timed_out
-  std::string message;   ///< why, when the checks gave no verdict (compiler errors, time-out)
-  bool has_verdict = false;
-  CheckVerdict verdict;
-  nlohmann::json placement;  ///< null, or the last observation's tensors and GPUs
-  std::string junit_xml;     ///< Catch2's JUnit report for this lesson ("" when none)
-  double seconds = 0;
-
-  bool passed() const { return status == "passed"; }
-};
-
-struct Grading {
-  std::string root;    ///< the tree graded (absolute)
-  std::string target;  ///< "exercise" or "solution"
-  std::vector<LessonGrade> lessons;
-  std::size_t failed() const;
-};
-
-/// Builds and grades. Progress (one line per lesson) goes to `out`. Throws Exit{kBuildFailed}
-/// when the grader's own programs (checks, CLI) do not build, Exit{kUsage} on bad options.
-Grading grade(const GradeOptions& options, std::ostream& out);
-
-/// The JSON document `--json` writes.
-nlohmann::json grading_json(const Grading& grading);
-
-/// Catch2's per-lesson JUnit reports under one <testsuites>, plus a <testsuite> with an
-/// <error> for each lesson that gave no report (build failed, timed out, crashed).
-std::string grading_junit(const Grading& grading);
-
-/// `gpulab check all`'s options on the `check` subcommand; `run_check_all` is its action.
-void add_check_all_options(CLI::App& check, GradeOptions& options);
-void run_check_all(const GradeOptions& options);
+void add_check_all_options(CLI::App& check, grading::GradeOptions& options);
+void run_check_all(const grading::GradeOptions& options);
 
 }  // namespace gpulab::cli

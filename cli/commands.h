@@ -16,17 +16,9 @@ void setup_run(CLI::App& app);
 void setup_check(CLI::App& app);
 void setup_targets(CLI::App& app);
 void setup_launch(CLI::App& app);
-void setup_start(CLI::App& app);   // the interactive tutorial (tutorial.cpp)
+void setup_start(CLI::App& app);   // the interactive tutorial (start.cpp)
 void setup_reset(CLI::App& app);
 void setup_quiz(CLI::App& app);
 void setup_dev(CLI::App& app);     // gpulab dev check (dev_check.cpp)
-
-/// Folder of the gpulab binary: the lesson, solution and check programs sit beside it.
-std::string bin_dir();
-
-/// Thrown by a subcommand to end with this exit code (after it printed its own message).
-struct Exit {
-  int code;
-};
 
 }  // namespace gpulab::cli

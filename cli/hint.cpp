@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "exit_codes.h"
-#include "gpulab/manifest.h"
+#include "report/outcome.h"
+#include "course/manifest.h"
 
 namespace gpulab::cli {
 namespace {
@@ -30,7 +30,7 @@ void setup_hint(CLI::App& app) {
     const int count = static_cast<int>(lesson.hints.size());
     if (options->level < 1 || options->level > count) {
       std::cerr << fmt::format("gpulab: lesson {} has hints 1 to {}; there is no hint {}\n", lesson.id, count, options->level);
-      throw Exit{kUsage};
+      throw Ended{Outcome::kUsage};
     }
     const auto shown = static_cast<std::size_t>(options->level);
     for (std::size_t i = 0; i < shown; ++i)

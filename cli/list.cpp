@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "gpulab/manifest.h"
+#include "course/manifest.h"
 
 namespace gpulab::cli {
 

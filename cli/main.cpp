@@ -1,21 +1,11 @@
 // gpulab: the tutorial's command line. `./gpulab` (the script at the repository root)
 // builds the project and forwards every other subcommand here.
-#include <unistd.h>
-
 #include <iostream>
+#include <string>
 
 #include "commands.h"
-#include "exit_codes.h"
+#include "report/outcome.h"
 
-namespace gpulab::cli {
-std::string bin_dir() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return ".";
-  const std::string exe(path, static_cast<std::size_t>(n));
-  return exe.substr(0, exe.rfind('/'));
-}
-}  // namespace gpulab::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"gpulab — where do my tensors land? A LibTorch GPU-placement tutorial."};
@@ -34,6 +24,14 @@ int main(int argc, char** argv) {
   setup_reset(app);
   setup_quiz(app);
   setup_dev(app);
+  // An unknown command says so (CLI11 alone would answer "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string name = argv[1];
+    if (app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(name); }).empty()) {
+      std::cerr << "gpulab: unknown command '" << name << "' (see ./gpulab help)\n";
+      return static_cast<int>(gpulab::Outcome::kUsage);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,12 +41,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line, and the usage exit code whatever CLI11's own code for the error is.
     std::cerr << "gpulab: " << e.what() << " (see ./gpulab help)\n";
-    return kUsage;
-  } catch (const Exit& e) {
-    return e.code;
+    return static_cast<int>(gpulab::Outcome::kUsage);
+  } catch (const gpulab::Failure& e) {
+    std::cerr << "gpulab: " << e.what() << '\n';
+    return static_cast<int>(e.outcome);
+  } catch (const gpulab::Ended& e) {
+    return static_cast<int>(e.outcome);
+  } catch (const gpulab::EndedLike& e) {
+    return e.exit_code;
   } catch (const std::exception& e) {
     std::cerr << "gpulab: " << e.what() << '\n';
-    return kUsage;
+    return static_cast<int>(gpulab::Outcome::kUsage);
   }
   return 0;
 }

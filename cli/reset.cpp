@@ -1,100 +1,16 @@
-// gpulab reset NN: puts lesson NN's exercise back as the repository ships it (git's HEAD),
-// after copying the learner's file to a timestamped backup. Nothing is ever lost: the
-// backup is written and read back before the exercise is replaced.
-#include <ctime>
-#include <filesystem>
-#include <fstream>
+// gpulab reset NN: the exercise back as shipped, yours backed up first (src/course/reset.h).
 #include <iostream>
-#include <sstream>
-
-#include <fmt/format.h>
 
 #include "commands.h"
-#include "exit_codes.h"
-#include "gpulab/manifest.h"
-#include "gpulab/process.h"
+#include "course/reset.h"
 
 namespace gpulab::cli {
-namespace {
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return static_cast<bool>(out.flush());
-}
-
-std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
-  return text;
-}
-
-void reset_lesson(const std::string& id) {
-  const Manifest manifest = load_manifest();
-  const LessonEntry& lesson = manifest.find(id);
-  const std::string relative = "lessons/" + lesson.directory() + "/main.cpp";
-  const std::string file = manifest.root + "/" + relative;
-
-  ProcessOptions git;
-  git.argv = {"git", "-C", manifest.root, "show", "HEAD:" + relative};
-  git.timeout_s = 30;
-  ProcessResult shipped;
-  try {
-    shipped = run_process(git);
-  } catch (const std::exception& e) {
-    shipped.err = e.what();
-  }
-  if (!shipped.ok()) {
-    std::cerr << fmt::format("gpulab: cannot find lesson {}'s exercise as shipped (git show HEAD:{} failed: {}).\n"
-                             "Your file is untouched. A copy of the repository made with git clone has it.\n",
-                             lesson.id, relative, shipped.err.empty() ? shipped.outcome(30) : shipped.err);
-    throw Exit{kUsage};
-  }
-  const auto yours = read_file(file);
-  if (yours && *yours == shipped.out) {
-    std::cout << fmt::format("{} is already as shipped: nothing to reset.\n", relative);
-    return;
-  }
-  if (yours) {
-    const std::string folder = manifest.root + "/.gpulab-backups";
-    std::filesystem::create_directories(folder);
-    const std::string base = folder + "/" + lesson.directory() + ".main.cpp." + timestamp();
-    std::string backup = base;
-    for (int n = 2; std::filesystem::exists(backup); ++n) backup = base + "-" + std::to_string(n);
-    if (!write_file(backup, *yours) || read_file(backup) != yours) {
-      std::cerr << fmt::format("gpulab: could not back up {} to {}; nothing was changed.\n", relative, backup);
-      throw Exit{kUsage};
-    }
-    std::cout << fmt::format("Your {} is saved as {}.\n", relative, std::filesystem::relative(backup, manifest.root).string());
-  }
-  const std::string temporary = file + ".gpulab-reset";
-  if (!write_file(temporary, shipped.out) || std::rename(temporary.c_str(), file.c_str()) != 0) {
-    std::filesystem::remove(temporary);
-    std::cerr << fmt::format("gpulab: could not restore {}; your file is unchanged.\n", relative);
-    throw Exit{kUsage};
-  }
-  std::cout << fmt::format("{} is as shipped again. ./gpulab run {} to see it fail the way the lesson starts.\n", relative,
-                           lesson.id);
-}
-
-}  // namespace
 
 void setup_reset(CLI::App& app) {
   auto lesson = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("reset", "put a lesson's exercise back as shipped, after backing up yours");
   cmd->add_option("lesson", *lesson, "lesson number, e.g. 04")->required();
-  cmd->callback([lesson] { reset_lesson(*lesson); });
+  cmd->callback([lesson] { reset_lesson(load_manifest(), *lesson, std::cout); });
 }
 
 }  // namespace gpulab::cli

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "gpulab/manifest.h"
+#include "course/manifest.h"
 
 namespace gpulab::cli {
 namespace {

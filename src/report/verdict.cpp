@@ -1,4 +1,5 @@
-#include "check_verdict.h"
+#include "report/verdict.h"
+#include "report/message_text.h"
 
 #include <algorithm>
 #include <sstream>
@@ -6,17 +7,8 @@
 
 #include <pugixml.hpp>
 
-namespace gpulab::cli {
+namespace gpulab {
 namespace {
-
-std::string without_prefixes(std::string text, const std::vector<std::string>& strip) {
-  for (const auto& prefix : strip) {
-    if (prefix.empty()) continue;
-    for (auto at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
-      text.erase(at, prefix.size());
-  }
-  return text;
-}
 
 std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(" \n\t");
@@ -97,19 +89,6 @@ class CaseReader {
 };
 
 // A context line may hold a program's whole output: keep the start of each.
-void append_context(std::ostringstream& out, const std::string& text) {
-  constexpr int kMaxLines = 8;
-  std::istringstream lines(text);
-  std::string line;
-  int shown = 0;
-  while (std::getline(lines, line)) {
-    if (shown++ == kMaxLines) {
-      out << "          … (--verbose shows everything)\n";
-      return;
-    }
-    out << "          " << line << '\n';
-  }
-}
 
 }  // namespace
 
@@ -144,20 +123,4 @@ CheckVerdict parse_check_xml(const std::string& xml, const std::vector<std::stri
   return verdict;
 }
 
-std::string render_verdict(const CheckVerdict& verdict) {
-  std::ostringstream out;
-  for (const auto& c : verdict.cases) {
-    if (c.skipped) {
-      out << "  - " << c.name << "  (skipped: " << c.skip_reason << ")\n";
-      continue;
-    }
-    out << (c.passed ? "  ✓ " : "  ✗ ") << c.name << '\n';
-    for (const auto& failure : c.failures) {
-      out << "      " << failure.text << '\n';
-      for (const auto& line : failure.context) append_context(out, line);
-    }
-  }
-  return out.str();
-}
-
-}  // namespace gpulab::cli
+}  // namespace gpulab

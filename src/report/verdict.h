@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace gpulab::cli {
+namespace gpulab {
 
 /// Catch2 test specs: a lesson's stretch task is its checks tagged [stretch], run only by
 /// `gpulab check NN --stretch` and never needed for progress or a grade.
@@ -36,7 +36,4 @@ struct CheckVerdict {
 /// checks program died before writing it). `strip` lists path prefixes to remove from texts.
 CheckVerdict parse_check_xml(const std::string& xml, const std::vector<std::string>& strip = {});
 
-/// The verdict as the learner reads it, one line per check, failures indented below.
-std::string render_verdict(const CheckVerdict& verdict);
-
-}  // namespace gpulab::cli
+}  // namespace gpulab

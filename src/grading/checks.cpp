@@ -1,0 +1,93 @@
+// The one checks runner: a lesson's checks program (Catch2) against the exercise or the
+// solution, its verdict read from Catch2's XML report, and what became of the lesson
+// programs it ran (the checks note each one that crashed or hung: GPULAB_CHECK_OUTCOMES).
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "grading/runner.h"
+#include "proc/leftovers.h"
+#include "proc/temp_dir.h"
+#include "report/program_ends.h"
+#include "report/message_text.h"
+
+namespace gpulab::grading {
+namespace {
+
+// The outcome the programs' ends impose: a crash or a hang is its own outcome.
+Outcome outcome_of_program_ends(const std::string& ends) { return outcome_of(parse_program_ends(ends)); }
+
+// Catch2's JUnit report, from a second run of the same checks at the same time (each check
+// runs its programs on a fresh node of its own, so the two runs do not meet).
+std::future<std::string> junit_run(ProcessOptions process, const std::string& spec, const std::string& file,
+                                   const std::string& outcomes) {
+  process.argv = {process.argv.front(), spec, "--reporter", "junit", "--out", file};
+  process.env.back().second = outcomes;
+  return std::async(std::launch::async, [process, file] {
+    run_process(process);
+    return read_text_file(file);
+  });
+}
+
+// Reads the verdict and decides; `result` ran with Catch2's XML reporter.
+void judge(ChecksResult& checks, const ProcessResult& result, const ChecksRequest& request, const Programs& programs) {
+  if (result.timed_out) {
+    checks.outcome = Outcome::kTimedOut;
+    checks.junit_xml.clear();  // whatever Catch2 left is not a report
+    checks.message = fmt::format("the checks did not finish within {} s and were stopped\n{}", request.timeout_s, checks.program_ends);
+    return;
+  }
+  try {
+    checks.verdict = parse_check_xml(result.out, programs.strip);
+    checks.has_verdict = true;
+  } catch (const std::exception&) {
+    checks.outcome = Outcome::kCrashed;
+    checks.junit_xml.clear();
+    checks.message = fmt::format("the checks {} before giving a verdict\n{}{}", result.outcome(request.timeout_s),
+                                 checks.program_ends, first_lines(without_prefixes(result.err, programs.strip), 20));
+    return;
+  }
+  checks.outcome = outcome_of_program_ends(checks.program_ends);
+  if (checks.outcome == Outcome::kChecksFailed && result.ok() && checks.verdict.failed() == 0 && !checks.verdict.cases.empty())
+    checks.outcome = Outcome::kOk;
+  if (checks.outcome == Outcome::kChecksFailed && checks.verdict.failed() == 0)
+    checks.message = fmt::format("the checks {}\n{}", result.outcome(request.timeout_s), first_lines(result.err, 20));
+}
+
+}  // namespace
+
+ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs) {
+  TempDir scratch("gpulab-check");
+  const std::string outcomes = scratch.fresh("outcomes");
+  std::ofstream(outcomes).close();
+  const char* spec = request.stretch ? kStretchTaskChecks : kTaskChecks;
+  ProcessOptions process;
+  process.argv = {programs.bin + "/lesson" + lesson_id + "-checks", spec};
+  if (!request.raw) process.argv.insert(process.argv.end(), {"--reporter", "xml"});
+  if (request.fail_fast) process.argv.push_back("--abort");
+  process.env = {{"GPULAB_CHECK_TARGET", request.solution ? "solution" : "exercise"}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
+  process.capture = !request.raw;
+  process.timeout_s = request.timeout_s;
+  std::future<std::string> junit;
+  if (!request.junit_file.empty()) junit = junit_run(process, spec, request.junit_file, scratch.fresh("outcomes-junit"));
+  const ProcessResult result = run_process(process);
+  ChecksResult checks;
+  if (junit.valid()) checks.junit_xml = junit.get();
+  stop_leftovers();
+  checks.program_ends = without_prefixes(read_text_file(outcomes), programs.strip);
+  if (request.stretch && result.out.find("No test cases matched") != std::string::npos) {
+    checks.no_stretch_task = true;
+    checks.outcome = Outcome::kOk;
+    return checks;
+  }
+  if (request.raw) {
+    checks.outcome = result.ok() ? Outcome::kOk : result.timed_out ? Outcome::kTimedOut : outcome_of_program_ends(checks.program_ends);
+    return checks;
+  }
+  judge(checks, result, request, programs);
+  return checks;
+}
+
+}  // namespace gpulab::grading

@@ -1,0 +1,253 @@
+// gpulab check all: grades a whole tree — this build's exercises (or --solution), or a
+// student's checkout (--root DIR) built in a grading build folder of its own — lesson by
+// lesson, each lesson's checks under a time limit (the one runner, runner.h), and records
+// where each lesson's tensors landed in its scenario (docs/instructors.md).
+#include "grading/grading.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "grading/grading_folder.h"
+#include "grading/runner.h"
+#include "proc/leftovers.h"
+#include "proc/self.h"
+#include "proc/temp_dir.h"
+#include "report/outcome.h"
+
+namespace fs = std::filesystem;
+
+namespace gpulab::grading {
+namespace {
+
+// The compiler's messages, shortened to the first errors.
+std::string compiler_summary(const std::string& messages) {
+  std::istringstream in(messages);
+  std::string line;
+  std::string kept;
+  int lines = 0;
+  bool seen_error = false;
+  while (std::getline(in, line) && lines < 12) {
+    if (line.find("error") != std::string::npos) seen_error = true;
+    kept += line + '\n';
+    ++lines;
+    if (seen_error && lines >= 6 && line.find("error") == std::string::npos) break;
+  }
+  return kept.empty() ? "the build failed without a message\n" : kept;
+}
+
+nlohmann::json placement_of(const Report& report) {
+  if (report.observations.empty()) return nullptr;
+  const Observation& last = report.observations.back();
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& t : last.tensors)
+    tensors.push_back({{"name", t.name}, {"device", t.device},
+                       {"physical_gpu", t.physical_index ? nlohmann::json(*t.physical_index) : nlohmann::json(nullptr)}});
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : last.gpus)
+    gpus.push_back({{"physical_gpu", g.physical_index}, {"used_bytes", g.used_bytes}, {"context", g.context}});
+  return {{"observation", last.label}, {"tensors", tensors}, {"gpus", gpus}};
+}
+
+nlohmann::json placement_of(const RunPart& part) { return part.report ? placement_of(*part.report) : nlohmann::json(nullptr); }
+
+// The observed placement: the lesson run in its manifest scenario alone (variables set for
+// the grader would win over it), on a node state of its own.
+nlohmann::json observe_placement(const LessonEntry& lesson, bool solution, double timeout_s, const Programs& programs,
+                                 const TempDir& scratch) {
+  const std::string state = scratch.fresh("state-" + lesson.id);
+  fs::create_directories(state);
+  RunRequest request;
+  request.solution = solution;
+  request.json = true;
+  request.timeout_s = timeout_s;
+  request.learner_env = false;
+  request.extra_env = {{"GPULAB_STATE_DIR", state}};
+  RunResult run;
+  try {
+    run = run_lesson(lesson, request, programs);
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  stop_leftovers();
+  const RunDocument& document = run.document;
+  if (document.kind == RunDocument::Kind::kRanks) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& part : document.parts) ranks.push_back(placement_of(part));
+    return {{"ranks", ranks}};
+  }
+  for (std::size_t i = document.parts.size(); i-- > 0;) {
+    auto placement = placement_of(document.parts[i]);
+    if (placement.is_null() || document.kind == RunDocument::Kind::kSingle) return placement;
+    placement["step"] = i + 1;
+    return placement;
+  }
+  return nullptr;
+}
+
+// One lesson's checks, with the runner; what came of them goes into `grade`.
+void grade_checks(LessonGrade& grade, const GradeOptions& options, const Programs& programs, const TempDir& scratch) {
+  ChecksRequest request;
+  request.solution = options.solution;
+  request.fail_fast = options.fail_fast;
+  request.timeout_s = options.timeout_s;
+  if (!options.junit.empty()) request.junit_file = scratch.fresh("junit-" + grade.id + ".xml");
+  ChecksResult checks = run_checks(grade.id, request, programs);
+  grade.junit_xml = std::move(checks.junit_xml);
+  grade.has_verdict = checks.has_verdict;
+  grade.verdict = std::move(checks.verdict);
+  switch (checks.outcome) {
+    case Outcome::kOk: grade.status = "passed"; break;
+    case Outcome::kCrashed: grade.status = "crashed"; break;
+    case Outcome::kTimedOut: grade.status = "timed_out"; break;
+    default: grade.status = "failed"; break;
+  }
+  grade.message = checks.message;
+  if (grade.message.empty() && !checks.program_ends.empty()) grade.message = "the program " + checks.program_ends;
+}
+
+std::string pad(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+// "04  failed        2 of 4 checks  (Which GPU is cuda:1?)", then the first thing to fix.
+std::string lesson_line(const LessonGrade& grade, double timeout_s) {
+  std::string count;
+  if (grade.status == "build_failed") count = "does not compile";
+  else if (!grade.has_verdict && grade.status == "timed_out") count = fmt::format("no verdict within {} s", timeout_s);
+  else if (!grade.has_verdict) count = "no verdict";
+  else if (grade.passed()) count = fmt::format("{} of {} checks", grade.verdict.passed(), grade.verdict.cases.size());
+  else count = fmt::format("{} of {} checks", grade.verdict.failed(), grade.verdict.cases.size());
+  std::string line = fmt::format("{}  {}{}  ({})\n", grade.id, pad(grade.status, 13), pad(count, 18), grade.title);
+  std::string first;
+  for (const auto& c : grade.verdict.cases)
+    if (!c.passed && !c.skipped && !c.failures.empty() && first.empty()) first = c.failures.front().text;
+  if (first.empty() && !grade.passed()) {
+    std::istringstream in(grade.message);
+    for (std::string text; std::getline(in, text);) {
+      if (first.empty()) first = text;
+      if (grade.status == "build_failed" && text.find("error") != std::string::npos) {
+        first = text;  // the compiler's first error, not "In function ..."
+        break;
+      }
+    }
+  }
+  if (!first.empty()) {
+    first = first.substr(0, first.find('\n'));
+    if (first.size() > 200) first = first.substr(0, 197) + "...";
+    line += "    " + first + '\n';
+  }
+  return line;
+}
+
+// Where the tree's programs are built and what its messages must not show.
+struct Tree {
+  std::string root;   ///< absolute
+  std::string build;  ///< its build folder
+  std::string main_build;  ///< the build folder gpulab runs from
+  Programs programs;
+};
+
+Tree tree_to_grade(const GradeOptions& options, const Manifest& manifest, const std::string& main_build, bool buildable) {
+  Tree tree{manifest.root, main_build, main_build, {main_build + "/bin", {executable_dir() + "/", manifest.root + "/"}}};
+  if (options.root.empty()) return tree;
+  if (options.solution) throw Failure(Outcome::kUsage, "--solution grades this repository's solutions; it takes no --root");
+  std::error_code error;
+  tree.root = fs::canonical(options.root, error).string();
+  if (error || !fs::is_directory(tree.root + "/lessons"))
+    throw Failure(Outcome::kUsage, fmt::format("'{}' is not a student's checkout: it has no lessons/ folder", options.root));
+  if (!buildable) throw Failure(Outcome::kUsage, "--root needs the build folder gpulab was built in (its CMakeCache.txt)");
+  // Beside this build folder by default: the same path to the sources, so that ccache
+  // (CCACHE_BASEDIR makes paths relative) serves the library, the checks and the CLI.
+  const fs::path main_path(main_build);
+  tree.build = options.build_dir.empty()
+                   ? (main_path.parent_path() / (main_path.filename().string() + "-grading-" + folder_name(tree.root))).string()
+                   : fs::absolute(options.build_dir).lexically_normal().string();
+  tree.programs = {tree.build + "/bin", {tree.build + "/bin/", tree.root + "/", manifest.root + "/", tree.build + "/"}};
+  return tree;
+}
+
+// Builds the checks (a failure is the grader's) and every lesson program that has a file
+// (a failure is that lesson's). Returns the lessons that did not build, with why.
+std::map<std::string, std::string> build_tree(const GradeOptions& options, const std::vector<LessonEntry>& lessons,
+                                              const Tree& tree, bool buildable) {
+  std::map<std::string, std::string> failed;
+  std::vector<std::string> checks;
+  std::vector<std::string> programs;
+  std::string present;
+  const std::string kind = options.solution ? "solution" : "lesson";
+  for (const auto& lesson : lessons) {
+    checks.push_back("lesson" + lesson.id + "-checks");
+    if (!fs::exists(fmt::format("{}/{}s/{}/main.cpp", tree.root, kind, lesson.directory()))) {
+      failed[lesson.id] = fmt::format("{}s/{}/main.cpp is missing\n", kind, lesson.directory());
+      continue;
+    }
+    programs.push_back(kind + "-" + lesson.id);
+    present += lesson.id + "\n";
+  }
+  if (!buildable) return failed;
+  std::cerr << fmt::format("gpulab: building {} of {} in {}\n", options.solution ? "the solutions" : "the exercises", tree.root,
+                           tree.build);
+  if (!options.root.empty()) configure_grading_folder(tree.main_build, tree.build, tree.root, present);
+  const auto builder = make_builder(tree.build, tree.programs.strip);
+  const BuildResult grader = builder->build(checks);
+  if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.build + " failed:\n" + grader.messages);
+  for (const auto& [target, messages] : builder->build(programs).failures) {
+    const auto dash = target.rfind('-');
+    failed[dash == std::string::npos ? target : target.substr(dash + 1)] = messages;
+  }
+  return failed;
+}
+
+}  // namespace
+
+std::size_t Grading::failed() const {
+  return static_cast<std::size_t>(std::count_if(lessons.begin(), lessons.end(), [](const LessonGrade& l) { return !l.passed(); }));
+}
+
+Grading grade(const GradeOptions& options, std::ostream& out) {
+  const Manifest manifest = load_manifest();
+  std::vector<LessonEntry> lessons;
+  if (options.lessons.empty()) lessons = manifest.lessons;
+  for (const auto& id : options.lessons) lessons.push_back(manifest.find(id));
+  if (options.timeout_s <= 0) throw Failure(Outcome::kUsage, "--timeout must be a positive number of seconds");
+  const std::string main_build = fs::weakly_canonical(executable_dir() + "/..").string();
+  const bool buildable = fs::exists(main_build + "/CMakeCache.txt");
+  const Tree tree = tree_to_grade(options, manifest, main_build, buildable);
+  Grading grading;
+  grading.root = tree.root;
+  grading.target = options.solution ? "solution" : "exercise";
+
+  // Everything this process starts, and everything they start, comes back to it to be stopped.
+  adopt_orphans();
+  stop_leftovers();
+  const auto build_failures = build_tree(options, lessons, tree, buildable);
+  TempDir scratch("gpulab-grade");
+  for (const auto& lesson : lessons) {
+    const auto started = std::chrono::steady_clock::now();
+    LessonGrade grade;
+    grade.id = lesson.id;
+    grade.title = lesson.title;
+    const std::string program = fmt::format("{}/{}-{}", tree.programs.bin, options.solution ? "solution" : "lesson", lesson.id);
+    const auto failure = build_failures.find(lesson.id);
+    if (failure != build_failures.end() || !fs::exists(program)) {
+      grade.status = "build_failed";
+      grade.message = failure != build_failures.end() ? compiler_summary(failure->second) : program + " is not built\n";
+    } else {
+      grade_checks(grade, options, tree.programs, scratch);
+      if (options.placement && grade.status != "timed_out")
+        grade.placement = observe_placement(lesson, options.solution, options.timeout_s, tree.programs, scratch);
+    }
+    grade.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out << lesson_line(grade, options.timeout_s) << std::flush;
+    grading.lessons.push_back(std::move(grade));
+  }
+  return grading;
+}
+
+}  // namespace gpulab::grading

@@ -1,0 +1,17 @@
+// The build folder a student's checkout is graded in (check all --root).
+#pragma once
+
+#include <string>
+
+namespace gpulab::grading {
+
+/// "the_class-3f2a91c4": a readable folder name, the same for the same path every run.
+std::string folder_name(const std::string& root);
+
+/// Configures `folder` as `main_build` is configured, with the exercises from `root`;
+/// `present` lists the lesson ids whose file the student has (one per line). Does nothing
+/// when it is already so. Throws Failure(kBuildFailed) when CMake fails.
+void configure_grading_folder(const std::string& main_build, const std::string& folder, const std::string& root,
+                              const std::string& present);
+
+}  // namespace gpulab::grading
