@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/report_reader.h"
+#include "report/report_reader.h"
 
-namespace gpulab::cli {
+namespace gpulab::view {
 
 struct PictureStyle {
   bool color = false;  ///< ANSI colours (only on a terminal); false: no escape code at all
@@ -50,4 +50,4 @@ std::string memory_amount(std::uint64_t bytes);
 /// Display columns of UTF-8 text without ANSI escape sequences (every character one column).
 int display_width(const std::string& text);
 
-}  // namespace gpulab::cli
+}  // namespace gpulab::view

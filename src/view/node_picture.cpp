@@ -2,7 +2,7 @@
 // environment the report recorded, with the same visibility rules CUDA applies
 // (gpulab/visibility.h); what the process used and where its tensors were are the report's
 // observed facts, never derived.
-#include "node_picture.h"
+#include "view/node_picture.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -17,10 +17,10 @@
 
 #include <fmt/format.h>
 
-#include "gpulab/node.h"
-#include "gpulab/visibility.h"
+#include "model/node.h"
+#include "model/visibility.h"
 
-namespace gpulab::cli {
+namespace gpulab::view {
 namespace {
 
 constexpr std::uint64_t kMiB = 1024ull * 1024ull;
@@ -376,43 +376,59 @@ std::string gpu_name(const Mapping& m, std::size_t cuda, const std::optional<Nod
   return text;
 }
 
-// The diagram: one row per list entry (or per CUDA device when the variable is unset), each
-// CUDA device pointing at its physical GPU, with the tensors last seen there.
-void diagram(std::string& out, const Mapping& m, const std::optional<Node>& node, const Report& report,
-             const PictureStyle& style) {
-  const auto tensors = last_locations(report);
+// Where the report last saw each tensor: on a CUDA device of the mapping, on the CPU, or
+// elsewhere (a CUDA index the mapping does not have).
+struct TensorPlaces {
   std::map<int, std::vector<std::string>> on_cuda;  // CUDA index -> names
   std::vector<std::string> on_cpu;
-  std::vector<std::string> elsewhere;  // on a CUDA index the mapping does not have
-  for (const auto& t : tensors) {
+  std::vector<std::string> elsewhere;
+};
+
+TensorPlaces tensor_places(const Mapping& m, const Report& report) {
+  TensorPlaces places;
+  for (const auto& t : last_locations(report)) {
     const auto index = cuda_index(t.device);
-    if (index && static_cast<std::size_t>(*index) < m.physical.size()) on_cuda[*index].push_back(t.name);
-    else if (index || t.physical_index) elsewhere.push_back(fmt::format("{} ({}{})", t.name, t.device,
-                                                                       t.physical_index ? fmt::format(" = GPU {}", *t.physical_index) : ""));
-    else on_cpu.push_back(t.name + (t.device == "cpu" ? "" : " (" + t.device + ")"));
+    if (index && static_cast<std::size_t>(*index) < m.physical.size()) places.on_cuda[*index].push_back(t.name);
+    else if (index || t.physical_index) places.elsewhere.push_back(fmt::format("{} ({}{})", t.name, t.device,
+                                                                              t.physical_index ? fmt::format(" = GPU {}", *t.physical_index) : ""));
+    else places.on_cpu.push_back(t.name + (t.device == "cpu" ? "" : " (" + t.device + ")"));
   }
+  return places;
+}
+
+struct DiagramColumns {
+  bool with_entries = false;  // the list entries' column is shown
+  int entry_width = 0;
+  int cuda_width = 0;
+  int gpu_width = 5;
+};
+
+DiagramColumns diagram_columns(const Mapping& m, const std::optional<Node>& node) {
+  DiagramColumns c;
   // The entries column, when it tells something the GPU numbers do not: an entry dropped, a
   // UUID, or an integer that names another GPU (CUDA's order is not the PCI order).
-  bool with_entries = false;
   for (const auto& e : m.entries)
-    with_entries = with_entries || e.cuda < 0 ||
-                   fmt::format("GPU {}", e.text) != gpu_name(m, static_cast<std::size_t>(e.cuda), node);
-  int entry_width = 0;
-  for (const auto& e : m.entries) entry_width = std::max(entry_width, std::min(columns(e.text), 16));
-  const int cuda_width = static_cast<int>(fmt::format("cuda:{}", m.physical.empty() ? 0 : m.physical.size() - 1).size());
-  int gpu_width = 5;
-  for (std::size_t i = 0; i < m.physical.size(); ++i) gpu_width = std::max(gpu_width, columns(gpu_name(m, i, node)));
+    c.with_entries = c.with_entries || e.cuda < 0 ||
+                     fmt::format("GPU {}", e.text) != gpu_name(m, static_cast<std::size_t>(e.cuda), node);
+  for (const auto& e : m.entries) c.entry_width = std::max(c.entry_width, std::min(columns(e.text), 16));
+  c.cuda_width = static_cast<int>(fmt::format("cuda:{}", m.physical.empty() ? 0 : m.physical.size() - 1).size());
+  for (std::size_t i = 0; i < m.physical.size(); ++i) c.gpu_width = std::max(c.gpu_width, columns(gpu_name(m, i, node)));
+  return c;
+}
 
+// A row per list entry (with the entries column) or per CUDA device.
+void device_rows(std::string& out, const Mapping& m, const std::optional<Node>& node, const TensorPlaces& places,
+                 const DiagramColumns& c, const PictureStyle& style) {
   auto device_row = [&](Line& line, std::size_t cuda) {
-    line.add(pad(fmt::format("cuda:{}", cuda), cuda_width), Tone::Cuda).add(" ─► ").add(pad(gpu_name(m, cuda, node), gpu_width), Tone::Gpu);
-    const auto names = on_cuda.find(static_cast<int>(cuda));
-    if (names != on_cuda.end()) line.add("  ◄ ").add(join(names->second), Tone::Bold);
+    line.add(pad(fmt::format("cuda:{}", cuda), c.cuda_width), Tone::Cuda).add(" ─► ").add(pad(gpu_name(m, cuda, node), c.gpu_width), Tone::Gpu);
+    const auto names = places.on_cuda.find(static_cast<int>(cuda));
+    if (names != places.on_cuda.end()) line.add("  ◄ ").add(join(names->second), Tone::Bold);
   };
   auto entry_cell = [&](const std::string& text) {
     const std::string shown = columns(text) > 16 ? first_columns(text, 15) + "…" : text;
-    return pad(shown, entry_width) + "  ";
+    return pad(shown, c.entry_width) + "  ";
   };
-  if (with_entries) {
+  if (c.with_entries) {
     for (const auto& e : m.entries) {
       Line line;
       line.add("  ").add(entry_cell(e.text), Tone::Dim);
@@ -428,32 +444,43 @@ void diagram(std::string& out, const Mapping& m, const std::optional<Node>& node
       out += line.render(style);
     }
   }
-  if (m.physical.empty())
-    out += Line().add("  no CUDA device: torch::cuda::is_available() is false", Tone::Warn).render(style);
-  if (!on_cpu.empty()) {
-    Line line;
-    line.add("  ");
-    if (with_entries) line.add(std::string(static_cast<std::size_t>(entry_width + 2), ' '));
-    line.add(pad("cpu", cuda_width + 4 + gpu_width)).add("  ◄ ").add(join(on_cpu), Tone::Bold);
-    out += line.render(style);
-  }
-  if (!elsewhere.empty()) out += Line().add("  elsewhere: ", Tone::Warn).add(join(elsewhere)).render(style);
+}
+
+// The mapping's note, and the enumeration order integer entries count in when it is not the PCI order.
+void diagram_notes(std::string& out, const Mapping& m, const std::optional<Node>& node, const PictureStyle& style) {
   if (m.note && style.explain)
     for (const auto& text : wrap("note: " + *m.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
-  // Integer entries count in CUDA's enumeration: say so when it is not the PCI order.
-  if (node && m.visible && !m.visible->empty()) {
-    const auto order = enumeration_order(*node, m.order);
-    bool identity = true;
-    for (std::size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int>(i);
-    if (!identity) {
-      std::vector<std::string> gpus;
-      for (int p : order) gpus.push_back(std::to_string(p));
-      for (const auto& text : wrap(fmt::format("integer entries count in {} order: 0, 1, 2... are GPU {}", to_string(m.order),
-                                               join(gpus)),
-                                   style.width, "  "))
-        out += Line().add(text, Tone::Dim).render(style);
-    }
+  if (!node || !m.visible || m.visible->empty()) return;
+  const auto order = enumeration_order(*node, m.order);
+  bool identity = true;
+  for (std::size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int>(i);
+  if (identity) return;
+  std::vector<std::string> gpus;
+  for (int p : order) gpus.push_back(std::to_string(p));
+  for (const auto& text : wrap(fmt::format("integer entries count in {} order: 0, 1, 2... are GPU {}", to_string(m.order),
+                                           join(gpus)),
+                               style.width, "  "))
+    out += Line().add(text, Tone::Dim).render(style);
+}
+
+// The diagram: one row per list entry (or per CUDA device when the variable is unset), each
+// CUDA device pointing at its physical GPU, with the tensors last seen there.
+void diagram(std::string& out, const Mapping& m, const std::optional<Node>& node, const Report& report,
+             const PictureStyle& style) {
+  const TensorPlaces places = tensor_places(m, report);
+  const DiagramColumns c = diagram_columns(m, node);
+  device_rows(out, m, node, places, c, style);
+  if (m.physical.empty())
+    out += Line().add("  no CUDA device: torch::cuda::is_available() is false", Tone::Warn).render(style);
+  if (!places.on_cpu.empty()) {
+    Line line;
+    line.add("  ");
+    if (c.with_entries) line.add(std::string(static_cast<std::size_t>(c.entry_width + 2), ' '));
+    line.add(pad("cpu", c.cuda_width + 4 + c.gpu_width)).add("  ◄ ").add(join(places.on_cpu), Tone::Bold);
+    out += line.render(style);
   }
+  if (!places.elsewhere.empty()) out += Line().add("  elsewhere: ", Tone::Warn).add(join(places.elsewhere)).render(style);
+  diagram_notes(out, m, node, style);
 }
 
 struct BarLayout {
@@ -541,6 +568,140 @@ void memory(std::string& out, const Mapping& m, const std::optional<Node>& node,
                .render(style);
 }
 
+// ---------------------------------------------------------------------------------------
+// The ranks' picture (render_ranks_picture): their common environment, a line per rank for
+// its devices, then a memory row per (physical GPU, rank).
+
+// The ranks' common environment, once; a rank that differs says so on its own line.
+void ranks_header(std::string& out, const std::vector<RankReport>& ranks, std::size_t host_count, const PictureStyle& style) {
+  const Report& first = ranks.front().report;
+  const std::optional<Node> node = node_of(first);
+  const Mapping shared = map_devices(node, first.env);
+  std::string node_text = node_summary(node, first);
+  if (host_count > 1) node_text += fmt::format(" (each of {} hosts)", host_count);
+  Line line;
+  line.add(fmt::format("{} ranks, ", ranks.size())).add(variable_text(first.env.cuda_visible_devices), Tone::Bold);
+  if (first.env.cuda_device_order) line.add("  CUDA_DEVICE_ORDER=" + *first.env.cuda_device_order, Tone::Bold);
+  const int gap = style.width - line.width() - columns(node_text);
+  if (gap >= 3) out += line.add(std::string(static_cast<std::size_t>(gap), ' ')).add(node_text, Tone::Dim).render(style);
+  else out += line.render(style) + Line().add("  " + node_text, Tone::Dim).render(style);
+  if (shared.note && style.explain)
+    for (const auto& text : wrap("note: " + *shared.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
+}
+
+// "rank 1", with its host when the ranks ran on several.
+std::string rank_label(const RankReport& r, bool several_hosts) {
+  return several_hosts ? fmt::format("rank {} {}", r.rank, r.host.empty() ? "(here)" : "@" + r.host)
+                       : fmt::format("rank {}", r.rank);
+}
+
+// A rank's CUDA devices holding tensors, plus those it has only a context on (empty names).
+std::map<int, std::vector<std::string>> tensors_by_cuda_device(const Report& report, const Mapping& m,
+                                                               std::vector<std::string>& on_cpu) {
+  std::map<int, std::vector<std::string>> on_cuda;
+  for (const auto& t : last_locations(report)) {
+    if (const auto index = cuda_index(t.device)) on_cuda[*index].push_back(t.name);
+    else on_cpu.push_back(t.name);
+  }
+  std::set<int> used;
+  if (!report.observations.empty())
+    for (const auto& usage : report.observations.back().gpus) used.insert(usage.physical_index);
+  for (std::size_t i = 0; i < m.physical.size(); ++i)
+    if (used.count(m.physical[i]) && !on_cuda.count(static_cast<int>(i))) on_cuda[static_cast<int>(i)] = {};
+  return on_cuda;
+}
+
+// One rank's line: its CUDA devices holding tensors (or a context), and the physical GPU behind each.
+std::string rank_devices_line(const RankReport& r, const std::string& label, const Report& first, const PictureStyle& style) {
+  const std::optional<Node> rank_node = node_of(r.report);
+  const Mapping m = mapping_of(rank_node, r.report);
+  std::vector<std::string> on_cpu;
+  const auto on_cuda = tensors_by_cuda_device(r.report, m, on_cpu);
+  Line line;
+  line.add("  ").add(label, Tone::Bold).add("  ");
+  if (r.report.env.cuda_visible_devices != first.env.cuda_visible_devices)
+    line.add(variable_text(r.report.env.cuda_visible_devices) + "  ", Tone::Dim);
+  bool any = false;
+  for (const auto& [index, names] : on_cuda) {
+    if (any) line.add("   ");
+    any = true;
+    const bool known = static_cast<std::size_t>(index) < m.physical.size() && m.physical[static_cast<std::size_t>(index)] >= 0;
+    line.add(fmt::format("cuda:{}", index), Tone::Cuda).add(" ─► ");
+    line.add(known ? gpu_name(m, static_cast<std::size_t>(index), rank_node) : "GPU ?", Tone::Gpu);
+    line.add(names.empty() ? "  (context only)" : "  ◄ " + join(names));
+  }
+  if (!on_cpu.empty()) line.add(any ? "   " : "").add("cpu ◄ " + join(on_cpu));
+  if (!any && on_cpu.empty()) line.add("no tensor, no GPU", Tone::Dim);
+  return line.render(style);
+}
+
+// One memory row: a rank's usage of one physical GPU at its last observation.
+struct RankMemoryRow {
+  std::string host;
+  int physical;
+  const RankReport* rank;
+  const GpuUsage* usage;
+};
+
+// Every rank's last observation, a row per GPU it used: GPUs in order, host by host.
+std::vector<RankMemoryRow> rank_memory_rows(const std::vector<RankReport>& ranks) {
+  std::vector<RankMemoryRow> rows;
+  for (const auto& r : ranks)
+    if (!r.report.observations.empty())
+      for (const auto& usage : r.report.observations.back().gpus) rows.push_back({r.host, usage.physical_index, &r, &usage});
+  std::stable_sort(rows.begin(), rows.end(), [](const RankMemoryRow& a, const RankMemoryRow& b) {
+    return std::tie(a.host, a.physical) < std::tie(b.host, b.physical);
+  });
+  return rows;
+}
+
+// The label and rank columns' widths, and the bar's layout for what is left.
+struct RankMemoryColumns {
+  int label_width = 0;
+  int rank_width = 0;
+  BarLayout layout;
+};
+
+RankMemoryColumns rank_memory_columns(const std::vector<RankMemoryRow>& rows, int width) {
+  RankMemoryColumns c;
+  std::uint64_t largest = 0;
+  for (const RankMemoryRow& row : rows) {
+    c.label_width = std::max(c.label_width, columns(fmt::format("{} GPU {}", row.host, row.physical)));
+    c.rank_width = std::max(c.rank_width, columns(fmt::format("rank {}", row.rank->rank)));
+    largest = std::max(largest, row.usage->used_bytes);
+  }
+  const int fixed = 2 + c.label_width + 2 + c.rank_width + 2 + 2 + 10 + 5 + 8;
+  c.layout = bar_layout(width, fixed, largest);
+  return c;
+}
+
+std::string rank_memory_line(const RankMemoryRow& row, const RankMemoryColumns& c, bool several_hosts, bool shared,
+                             const PictureStyle& style) {
+  const std::optional<Node> rank_node = node_of(row.rank->report);
+  Line line;
+  const std::string label = several_hosts && !row.host.empty() ? fmt::format("{} GPU {}", row.host, row.physical)
+                                                               : fmt::format("GPU {}", row.physical);
+  line.add("  ").add(pad(label, c.label_width), Tone::Gpu).add("  ").add(pad(fmt::format("rank {}", row.rank->rank), c.rank_width)).add("  ");
+  line.add(memory_bar(row.usage->used_bytes, context_share(rank_node, row.physical, *row.usage), c.layout.scale, c.layout.cells,
+                      style.color))
+      .add("  ")
+      .add(fmt::format("{:>10}", memory_amount(row.usage->used_bytes)), Tone::Bold);
+  if (row.usage->context) line.add("  ctx", Tone::Context);
+  if (shared) line.add("  shared", Tone::Warn);
+  return line.render(style);
+}
+
+// Memory: a row per (physical GPU, rank) that used it, GPUs in order, host by host.
+void ranks_memory(std::string& out, const std::vector<RankReport>& ranks, bool several_hosts, const PictureStyle& style) {
+  const std::vector<RankMemoryRow> rows = rank_memory_rows(ranks);
+  const RankMemoryColumns c = rank_memory_columns(rows, style.width);
+  legend(out, "each rank on each physical GPU (its last observation):", c.layout, style);
+  if (rows.empty()) out += Line().add("  no rank used a GPU", Tone::Dim).render(style);
+  std::map<std::pair<std::string, int>, int> sharing;  // ranks per GPU: two on one GPU is worth a mark
+  for (const RankMemoryRow& row : rows) ++sharing[{row.host, row.physical}];
+  for (const RankMemoryRow& row : rows) out += rank_memory_line(row, c, several_hosts, sharing[{row.host, row.physical}] > 1, style);
+}
+
 }  // namespace
 
 int display_width(const std::string& text) {
@@ -619,108 +780,18 @@ std::string render_node_picture(const Report& report, const PictureStyle& style)
 }
 
 std::string render_ranks_picture(const std::vector<RankReport>& ranks, const PictureStyle& style) {
-  std::string out;
   if (ranks.empty()) return Line().add("no rank wrote a report: nothing to picture", Tone::Dim).render(style);
-  // The ranks' common environment, once; a rank that differs says so on its row.
-  const auto& first = ranks.front().report;
   std::set<std::string> hosts;
   for (const auto& r : ranks) hosts.insert(r.host);
-  const std::optional<Node> node = node_of(first);
-  {
-    Mapping shared = map_devices(node, first.env);
-    std::string node_text = node_summary(node, first);
-    if (hosts.size() > 1) node_text += fmt::format(" (each of {} hosts)", hosts.size());
-    Line line;
-    line.add(fmt::format("{} ranks, ", ranks.size())).add(variable_text(first.env.cuda_visible_devices), Tone::Bold);
-    if (first.env.cuda_device_order) line.add("  CUDA_DEVICE_ORDER=" + *first.env.cuda_device_order, Tone::Bold);
-    const int gap = style.width - line.width() - columns(node_text);
-    if (gap >= 3) out += line.add(std::string(static_cast<std::size_t>(gap), ' ')).add(node_text, Tone::Dim).render(style);
-    else out += line.render(style) + Line().add("  " + node_text, Tone::Dim).render(style);
-    if (shared.note && style.explain)
-      for (const auto& text : wrap("note: " + *shared.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
-  }
-  auto who = [&](const RankReport& r) {
-    return hosts.size() > 1 ? fmt::format("rank {} {}", r.rank, r.host.empty() ? "(here)" : "@" + r.host)
-                            : fmt::format("rank {}", r.rank);
-  };
-  int who_width = 0;
-  for (const auto& r : ranks) who_width = std::max(who_width, columns(who(r)));
-  // Each rank: its CUDA devices holding tensors (or a context), and the physical GPU behind each.
-  for (const auto& r : ranks) {
-    const std::optional<Node> rank_node = node_of(r.report);
-    const Mapping m = mapping_of(rank_node, r.report);
-    std::map<int, std::vector<std::string>> on_cuda;
-    std::vector<std::string> on_cpu;
-    for (const auto& t : last_locations(r.report)) {
-      if (const auto index = cuda_index(t.device)) on_cuda[*index].push_back(t.name);
-      else on_cpu.push_back(t.name);
-    }
-    std::set<int> used;
-    if (!r.report.observations.empty())
-      for (const auto& usage : r.report.observations.back().gpus) used.insert(usage.physical_index);
-    for (std::size_t i = 0; i < m.physical.size(); ++i)
-      if (used.count(m.physical[i]) && !on_cuda.count(static_cast<int>(i))) on_cuda[static_cast<int>(i)] = {};
-    Line line;
-    line.add("  ").add(pad(who(r), who_width), Tone::Bold).add("  ");
-    if (r.report.env.cuda_visible_devices != first.env.cuda_visible_devices)
-      line.add(variable_text(r.report.env.cuda_visible_devices) + "  ", Tone::Dim);
-    bool any = false;
-    for (const auto& [index, names] : on_cuda) {
-      if (any) line.add("   ");
-      any = true;
-      const bool known = static_cast<std::size_t>(index) < m.physical.size() && m.physical[static_cast<std::size_t>(index)] >= 0;
-      line.add(fmt::format("cuda:{}", index), Tone::Cuda).add(" ─► ");
-      line.add(known ? gpu_name(m, static_cast<std::size_t>(index), rank_node) : "GPU ?", Tone::Gpu);
-      line.add(names.empty() ? "  (context only)" : "  ◄ " + join(names));
-    }
-    if (!on_cpu.empty()) line.add(any ? "   " : "").add("cpu ◄ " + join(on_cpu));
-    if (!any && on_cpu.empty()) line.add("no tensor, no GPU", Tone::Dim);
-    out += line.render(style);
-  }
-  // Memory: a row per (physical GPU, rank) that used it, GPUs in order, host by host.
-  struct Row {
-    std::string host;
-    int physical;
-    const RankReport* rank;
-    const GpuUsage* usage;
-  };
-  std::vector<Row> rows;
-  std::uint64_t largest = 0;
+  const bool several_hosts = hosts.size() > 1;
+  std::string out;
+  ranks_header(out, ranks, hosts.size(), style);
+  int label_width = 0;
+  for (const auto& r : ranks) label_width = std::max(label_width, columns(rank_label(r, several_hosts)));
   for (const auto& r : ranks)
-    if (!r.report.observations.empty())
-      for (const auto& usage : r.report.observations.back().gpus) {
-        rows.push_back({r.host, usage.physical_index, &r, &usage});
-        largest = std::max(largest, usage.used_bytes);
-      }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return std::tie(a.host, a.physical) < std::tie(b.host, b.physical);
-  });
-  int label_width = 0, rank_width = 0;
-  for (const Row& row : rows) {
-    label_width = std::max(label_width, columns(fmt::format("{} GPU {}", row.host, row.physical)));
-    rank_width = std::max(rank_width, columns(fmt::format("rank {}", row.rank->rank)));
-  }
-  const int fixed = 2 + label_width + 2 + rank_width + 2 + 2 + 10 + 5 + 8;
-  const BarLayout layout = bar_layout(style.width, fixed, largest);
-  legend(out, "each rank on each physical GPU (its last observation):", layout, style);
-  if (rows.empty()) out += Line().add("  no rank used a GPU", Tone::Dim).render(style);
-  std::map<std::pair<std::string, int>, int> sharing;  // ranks per GPU: two on one GPU is worth a mark
-  for (const Row& row : rows) ++sharing[{row.host, row.physical}];
-  for (const Row& row : rows) {
-    const std::optional<Node> rank_node = node_of(row.rank->report);
-    Line line;
-    const std::string label = hosts.size() > 1 && !row.host.empty() ? fmt::format("{} GPU {}", row.host, row.physical)
-                                                                    : fmt::format("GPU {}", row.physical);
-    line.add("  ").add(pad(label, label_width), Tone::Gpu).add("  ").add(pad(fmt::format("rank {}", row.rank->rank), rank_width)).add("  ");
-    line.add(memory_bar(row.usage->used_bytes, context_share(rank_node, row.physical, *row.usage), layout.scale, layout.cells,
-                        style.color))
-        .add("  ")
-        .add(fmt::format("{:>10}", memory_amount(row.usage->used_bytes)), Tone::Bold);
-    if (row.usage->context) line.add("  ctx", Tone::Context);
-    if (sharing[{row.host, row.physical}] > 1) line.add("  shared", Tone::Warn);
-    out += line.render(style);
-  }
+    out += rank_devices_line(r, pad(rank_label(r, several_hosts), label_width), ranks.front().report, style);
+  ranks_memory(out, ranks, several_hosts, style);
   return out;
 }
 
-}  // namespace gpulab::cli
+}  // namespace gpulab::view
