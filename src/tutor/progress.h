@@ -8,8 +8,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
-namespace gpulab::cli {
+namespace gpulab::tutor {
 
 struct LessonProgress {
   bool passed = false;
@@ -24,14 +25,27 @@ struct Progress {
   int passed_count() const;
 };
 
+/// A line of a progress file that parse_progress could not read (and skipped).
+struct SkippedLine {
+  int number = 0;  ///< from 1
+  std::string text;
+};
+
+/// The progress in a progress file's text. Lines it cannot read are skipped and, when
+/// `skipped` is given, listed there: a hand-edited file never stops the tutorial.
+Progress parse_progress(const std::string& text, std::vector<SkippedLine>* skipped = nullptr);
+
+/// The file's text for `progress` (what parse_progress reads back).
+std::string progress_text(const Progress& progress);
+
 /// The progress file for the repository at `root`.
 std::string progress_path(const std::string& root);
 
 /// Reads it; a missing file is no progress. Lines it cannot read are skipped (a warning
-/// goes to stderr), so a hand-edited file never stops the tutorial.
+/// goes to stderr).
 Progress load_progress(const std::string& path);
 
 /// Writes it atomically (a temporary file renamed over it): a crash never leaves half a file.
 void save_progress(const std::string& path, const Progress& progress);
 
-}  // namespace gpulab::cli
+}  // namespace gpulab::tutor

@@ -1,0 +1,193 @@
+// gpulab start: the interactive tutorial's front end. The tutorial itself is a state machine
+// without I/O (src/tutor/tutor.h); this file reads keys, lines and saves (terminal.h), prints
+// what it says, and carries out its actions in process: builds (grading::Builder), runs and
+// checks (src/grading/runner.h), `check all` (grading::grade) and reset (course/reset.h).
+// Without a terminal or inotify (or with --no-watch) it reads the same commands as lines.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "course/manifest.h"
+#include "course/reset.h"
+#include "grading/grading.h"
+#include "grading/runner.h"
+#include "proc/self.h"
+#include "report/outcome.h"
+#include "terminal.h"
+#include "tutor/progress.h"
+#include "tutor/tutor.h"
+
+namespace gpulab::cli {
+namespace {
+
+using tutor::Action;
+using tutor::Actions;
+using tutor::Awaiting;
+
+// Goals for lessons whose manifest gives none: their exercise's TODO block.
+std::map<std::string, std::string> exercise_goals(const Manifest& manifest) {
+  std::map<std::string, std::string> goals;
+  for (const auto& lesson : manifest.lessons) {
+    if (!lesson.goal.empty()) continue;
+    std::ifstream in(manifest.root + "/lessons/" + lesson.directory() + "/main.cpp");
+    std::ostringstream text;
+    text << in.rdbuf();
+    goals[lesson.id] = tutor::goal_of_text(text.str());
+  }
+  return goals;
+}
+
+tutor::Tutor make_tutor(const tutor::TutorOptions& options) {
+  Manifest manifest = load_manifest();
+  const std::string file = tutor::progress_path(manifest.root);
+  tutor::Progress progress = tutor::load_progress(file);
+  auto goals = exercise_goals(manifest);
+  return tutor::Tutor(std::move(manifest), std::move(progress), options, file, view::stdout_style(), std::move(goals));
+}
+
+class Start {
+ public:
+  explicit Start(const tutor::TutorOptions& options)
+      : tutor_(make_tutor(options)), programs_(grading::this_build(tutor_.manifest())),
+        builder_(grading::make_builder(executable_dir() + "/..", programs_.strip)) {}
+
+  Outcome run() {
+    perform(tutor_.start());
+    while (!quit_) {
+      switch (tutor_.awaiting()) {
+        case Awaiting::kCommand: perform(command()); break;
+        case Awaiting::kAnswer: perform(answer()); break;
+        case Awaiting::kConfirm: perform(confirm()); break;
+      }
+    }
+    return Outcome::kOk;
+  }
+
+ private:
+  std::string exercise_file() const { return tutor_.manifest().root + "/" + tutor_.relative_exercise(); }
+
+  // Waits for a key (a line without a terminal) or a save of the exercise.
+  Actions command() {
+    std::optional<FileWatcher> watcher;
+    if (!tutor_.options().no_watch) {
+      watcher.emplace(exercise_file());
+      if (watcher->fd() < 0 && !warned_watch_) {
+        std::cout << "(not watching the file: " << watcher->why() << "; type c to check after you save)\n";
+        warned_watch_ = true;
+      }
+    }
+    Input input;
+    {
+      RawKeys keys;  // only while waiting: questions and commands' output use the normal terminal
+      std::cout << (keys.active() ? "> " : "command (n p h l r c s a x q, Enter = check)> ") << std::flush;
+      input = next_input(keys.active(), watcher && watcher->fd() >= 0 ? &*watcher : nullptr);
+    }
+    if (input.kind == Input::kEnd) return tutor_.on_end();
+    if (input.kind == Input::kSaved) return tutor_.on_saved();
+    const char key = input.text.empty() ? 'c' : input.text[0];
+    std::cout << (input.kind == Input::kKey ? std::string(1, key) + "\n" : isatty(STDIN_FILENO) ? "" : input.text + "\n");
+    return tutor_.on_key(key);
+  }
+
+  Actions answer() {
+    const Input line = next_input(/*raw=*/false, nullptr);
+    if (line.kind == Input::kEnd) return tutor_.on_end();
+    if (!isatty(STDIN_FILENO)) std::cout << line.text << '\n';  // a script's answers, shown as typed
+    return tutor_.on_answer(line.text);
+  }
+
+  Actions confirm() {
+    Input answer;
+    {
+      RawKeys keys;
+      answer = next_input(keys.active(), nullptr);
+    }
+    return tutor_.on_confirm(answer.text);
+  }
+
+  void perform(const Actions& actions) {
+    for (const Action& action : actions) {
+      try {
+        perform(action);
+      } catch (const Ended&) {
+        // the command said why
+      } catch (const Failure& e) {  // reset or check all could not go on; as the command would say it
+        std::cerr << "gpulab: " << e.what() << '\n';
+      } catch (const std::exception& e) {
+        perform(tutor_.on_error(e.what()));
+      }
+    }
+  }
+
+  void perform(const Action& action) {
+    const LessonEntry& lesson = tutor_.lesson();
+    switch (action.kind) {
+      case Action::Kind::kPrint: std::cout << action.text << std::flush; break;
+      case Action::Kind::kSave: save(); break;
+      case Action::Kind::kBuild: perform(tutor_.on_built(builder_->build(action.targets))); break;
+      case Action::Kind::kRun: perform(tutor_.on_run(grading::run_lesson(lesson, run_request(), programs_))); break;
+      case Action::Kind::kCheck: perform(tutor_.on_checks(grading::run_checks(lesson.id, checks_request(action), programs_))); break;
+      case Action::Kind::kCheckAll: check_all(); break;
+      case Action::Kind::kReset: reset_lesson(tutor_.manifest(), lesson.id, std::cout); break;
+      case Action::Kind::kQuit: quit_ = true; break;
+    }
+  }
+
+  grading::RunRequest run_request() const {
+    grading::RunRequest request;
+    request.json = true;
+    request.timeout_s = tutor_.options().timeout_s;
+    return request;
+  }
+
+  grading::ChecksRequest checks_request(const Action& action) const {
+    grading::ChecksRequest request;
+    request.stretch = action.stretch;
+    request.timeout_s = tutor_.options().timeout_s;
+    return request;
+  }
+
+  void save() {
+    try {
+      tutor::save_progress(tutor::progress_path(tutor_.manifest().root), tutor_.progress());
+    } catch (const std::exception& e) {
+      std::cout << "(progress not saved: " << e.what() << ")\n";
+    }
+  }
+
+  // What `gpulab check all` does, without its files.
+  void check_all() {
+    const grading::Grading grading = grading::grade({}, std::cout);
+    const std::size_t failed = grading.failed();
+    std::cout << fmt::format("\n{} lessons: {} passed, {} failed ({}s of {})\n", grading.lessons.size(),
+                             grading.lessons.size() - failed, failed, grading.target, grading.root);
+  }
+
+  tutor::Tutor tutor_;
+  grading::Programs programs_;
+  std::unique_ptr<grading::Builder> builder_;
+  bool warned_watch_ = false;
+  bool quit_ = false;
+};
+
+}  // namespace
+
+void setup_start(CLI::App& app) {
+  auto options = std::make_shared<tutor::TutorOptions>();
+  auto* cmd = app.add_subcommand("start", "the interactive tutorial: predict, run, see the node, fix, with watch mode");
+  cmd->add_flag("--no-watch", options->no_watch, "do not watch the exercise file; check with c (or Enter)");
+  cmd->add_option("--lesson", options->lesson, "start at this lesson (default: the first one not passed)");
+  cmd->add_option("--timeout", options->timeout_s, "seconds a run or the checks may take before they are stopped")->capture_default_str();
+  cmd->callback([options] {
+    Start tutorial(*options);
+    throw Ended{tutorial.run()};
+  });
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,113 @@
+// gpulab quiz: random placement scenarios (a node, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
+// a line of LibTorch); the learner names the physical GPU(s) or "error". The truth comes
+// from running the scenario on the simulated node (bin/quiz-probe), never from a second
+// copy of CUDA's rules here. The terminal loop is cli/quiz.cpp (docs/quiz.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/node.h"
+#include "report/outcome.h"
+#include "report/report_reader.h"
+
+namespace gpulab::tutor {
+
+/// The line of LibTorch a scenario runs.
+enum class QuizCode { kOnes, kSetDevice, kLocalRank, kDataParallel };
+
+struct QuizScenario {
+  std::string node;
+  std::optional<std::string> visible;  ///< CUDA_VISIBLE_DEVICES, nullopt: unset
+  std::optional<std::string> order;    ///< CUDA_DEVICE_ORDER, nullopt: unset
+  QuizCode code = QuizCode::kOnes;
+  int index = 0;                ///< the CUDA index (kOnes, kSetDevice) or LOCAL_RANK
+  std::vector<int> device_ids;  ///< kDataParallel
+  bool model_on_cuda0 = false;  ///< kDataParallel: model->to(torch::kCUDA), the article's mistake
+};
+
+/// What running the scenario showed.
+struct QuizTruth {
+  bool error = false;
+  std::string message;
+  std::vector<int> gpus;     ///< sorted physical GPUs (empty and no error: it stayed on the CPU)
+  std::vector<int> visible;  ///< physical GPU of cuda:0, cuda:1, ... in that process
+};
+
+/// Portable draws: the standard distributions differ between standard libraries, and a
+/// seed must replay the same quiz everywhere.
+class Draw {
+ public:
+  explicit Draw(std::uint32_t seed) : rng_(seed) {}
+  int below(int n);
+  /// `count` distinct values in [0, n), in drawn order.
+  std::vector<int> distinct(int n, int count);
+
+ private:
+  std::mt19937 rng_;
+};
+
+/// The node file `name` (a built-in node or a path).
+Node quiz_node(const std::string& name);
+/// The next scenario of a quiz.
+QuizScenario draw_scenario(Draw& draw);
+
+// ---- a round's text ------------------------------------------------------------------------
+
+/// "ones", "set_device", "local_rank", "data_parallel": the probe's --code.
+const char* code_name(QuizCode code);
+std::string env_text(const QuizScenario& s);
+/// The node: its first line, then one per GPU where they differ (or UUIDs matter).
+std::vector<std::string> node_text(const Node& node, bool with_uuids);
+std::vector<std::string> code_text(const QuizScenario& s);
+std::string question_text(const QuizScenario& s);
+/// The round as shown before the answer: node, env, code and question.
+std::string round_text(int round, int rounds, const QuizScenario& s, const Node& node);
+
+// ---- the truth -----------------------------------------------------------------------------
+
+/// The probe failed (no report, or an error that is not the scenario's answer).
+class ProbeFailed : public std::runtime_error {
+ public:
+  ProbeFailed(Outcome outcome, const std::string& message) : std::runtime_error(message), outcome_(outcome) {}
+  Outcome outcome() const { return outcome_; }
+
+ private:
+  Outcome outcome_;
+};
+
+/// Runs the scenario with `probe`. Throws ProbeFailed.
+QuizTruth run_scenario(const QuizScenario& s, const std::string& probe);
+/// The truth in the probe's report. Throws ProbeFailed when the probe itself failed.
+QuizTruth truth_of(const QuizScenario& s, const Report& report);
+/// "error", "none", or "2,3".
+std::string truth_text(const QuizTruth& truth);
+/// One line of why, in the terms of what the probe observed.
+std::string why_text(const QuizScenario& s, const Node& node, const QuizTruth& truth);
+
+// ---- answers -------------------------------------------------------------------------------
+
+struct QuizAnswer {
+  enum Kind { kGpus, kError, kUnparsable } kind = kUnparsable;
+  std::vector<int> gpus;  ///< sorted, unique; empty: "none" (the CPU)
+};
+
+/// What to type, for "expected ...".
+inline constexpr const char* kExpectedAnswer = "a GPU number such as 3, a list such as 2,3, or 'error'";
+
+/// "3", " GPU 3 ", "2, 3", "gpus 2 3", "error", "ERR", "none". GPU lists are read by the
+/// predictions' parser (course/predictions.h canonical_answer).
+QuizAnswer parse_answer(const std::string& line);
+bool correct(const QuizAnswer& answer, const QuizTruth& truth);
+
+/// One round as --json lists it.
+nlohmann::json round_json(int round, const QuizScenario& s, const std::string& answer, const QuizTruth& truth,
+                          bool right, const std::string& why);
+
+}  // namespace gpulab::tutor

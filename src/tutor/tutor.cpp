@@ -1,0 +1,320 @@
+#include "tutor/tutor.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "course/predictions.h"
+#include "tutor/screens.h"
+
+namespace gpulab::tutor {
+namespace {
+
+constexpr const char* kKeys =
+    "keys: [n]ext [p]revious [h]int [l]ist [r]un [c]heck [s]tretch [a]ll checks [x] reset [q]uit";
+constexpr int kAttempts = 3;  // tries at a prediction before it counts as unanswered
+
+Action print(std::string text) { return {Action::Kind::kPrint, std::move(text), {}, false}; }
+
+std::string program_target(const LessonEntry& lesson) { return "lesson-" + lesson.id; }
+std::string checks_target(const LessonEntry& lesson) { return "lesson" + lesson.id + "-checks"; }
+
+std::string scenario_text(const LessonEntry& lesson) {
+  std::string scenario;
+  for (const auto& [name, value] : lesson.env) scenario += fmt::format(" {}={}", name, value);
+  if (lesson.launched())
+    scenario += fmt::format(" launched: {} node(s) x {} processes", lesson.nnodes, lesson.nproc_per_node);
+  return scenario;
+}
+
+}  // namespace
+
+std::string goal_of_text(const std::string& exercise_text) {
+  std::string goal;
+  bool inside = false;
+  std::size_t at = 0;
+  while (at < exercise_text.size()) {
+    const auto end = std::min(exercise_text.find('\n', at), exercise_text.size());
+    const std::string line = exercise_text.substr(at, end - at);
+    at = end + 1;
+    const auto start = line.find_first_not_of(' ');
+    const std::string text = start == std::string::npos ? "" : line.substr(start);
+    if (!inside && text.rfind("// TODO:", 0) == 0) {
+      inside = true;
+      goal = text.substr(8);
+    } else if (inside && text.rfind("//", 0) == 0) {
+      const auto words = text.find_first_not_of("/ ");
+      goal += " " + (words == std::string::npos ? std::string() : text.substr(words));
+    } else if (inside) {
+      break;
+    }
+  }
+  const auto first = goal.find_first_not_of(' ');
+  return first == std::string::npos ? "" : goal.substr(first);
+}
+
+Tutor::Tutor(Manifest manifest, Progress progress, TutorOptions options, std::string progress_file,
+             view::PictureStyle style, std::map<std::string, std::string> goals)
+    : manifest_(std::move(manifest)), progress_(std::move(progress)), options_(std::move(options)),
+      progress_file_(std::move(progress_file)), style_(style), goals_(std::move(goals)) {
+  if (manifest_.lessons.empty()) throw std::runtime_error("the lesson manifest lists no lessons");
+  const std::string wanted = !options_.lesson.empty() ? options_.lesson : progress_.current;
+  if (!wanted.empty()) {
+    const std::string id = manifest_.find(wanted).id;
+    while (manifest_.lessons[index_].id != id) ++index_;
+  } else {
+    while (index_ + 1 < manifest_.lessons.size() && progress_.lessons[lesson().id].passed) ++index_;
+  }
+}
+
+std::string Tutor::relative_exercise() const { return "lessons/" + lesson().directory() + "/main.cpp"; }
+
+int Tutor::hint_level(const std::string& id) const {
+  const auto found = hint_level_.find(id);
+  return found == hint_level_.end() ? 0 : found->second;
+}
+
+std::string Tutor::progress_line() const {
+  const int total = static_cast<int>(manifest_.lessons.size());
+  return fmt::format("progress {}/{} [{}]", progress_.passed_count(), total, bar(progress_.passed_count(), total));
+}
+
+Action Tutor::save() {
+  progress_.current = lesson().id;
+  return {Action::Kind::kSave, {}, {}, false};
+}
+
+Actions Tutor::start() {
+  Actions actions = {print("Welcome to gpulab — where do my tensors land?\n"
+                           "You will predict where LibTorch puts tensors, models and processes on a GPU node,\n"
+                           "run the lesson on the simulated node, see what really happened, then fix the code.\n\n" +
+                           progress_line() + "\n")};
+  for (auto& action : enter_lesson()) actions.push_back(std::move(action));
+  return actions;
+}
+
+Actions Tutor::enter_lesson() {
+  const LessonEntry& l = lesson();
+  std::string text = fmt::format("\n== lesson {} of {}: {}\n", l.id, manifest_.lessons.size(), l.title);
+  text += fmt::format("   file: {}   (background: lessons/{}/README.md)\n", relative_exercise(), l.directory());
+  const std::string scenario = scenario_text(l);
+  if (!scenario.empty()) text += "   scenario:" + scenario + '\n';
+  const auto fallback = goals_.find(l.id);
+  const std::string goal = !l.goal.empty() ? l.goal : fallback != goals_.end() ? fallback->second : "";
+  if (!goal.empty()) text += "   goal: " + goal + '\n';
+  Actions actions = {print(text), save()};
+  footer_pending_ = true;
+  if (!progress_.lessons[l.id].predictions_right && !l.predictions.empty()) {
+    const std::size_t count = l.predictions.size();
+    actions.push_back(print(fmt::format("\nBefore it runs, predict ({} {}):\n", count, count == 1 ? "question" : "questions")));
+    question_ = 0;
+    attempt_ = 0;
+    answers_.clear();
+    awaiting_ = Awaiting::kAnswer;
+    actions.push_back(ask_question().front());
+    return actions;
+  }
+  for (auto& action : build_then(Job::kRun, {program_target(l)})) actions.push_back(std::move(action));
+  return actions;
+}
+
+// ---- predictions ---------------------------------------------------------------------------
+
+Actions Tutor::ask_question() {
+  const Prediction& p = lesson().predictions[question_];
+  return {print(fmt::format("  {}. {}\n     ({})> ", question_ + 1, p.question, answer_format(p)))};
+}
+
+Actions Tutor::on_answer(const std::string& line) {
+  if (awaiting_ != Awaiting::kAnswer) return {};
+  const Prediction& p = lesson().predictions[question_];
+  auto answer = canonical_answer(p, line);
+  if (!answer && ++attempt_ < kAttempts) {
+    Actions actions = {print("     please answer with " + answer_format(p) + '\n')};
+    actions.push_back(ask_question().front());
+    return actions;
+  }
+  Actions actions;
+  if (!answer) actions.push_back(print("     please answer with " + answer_format(p) + '\n'));
+  for (auto& action : take_answer(std::move(answer))) actions.push_back(std::move(action));
+  return actions;
+}
+
+// The answer to the current question (nullopt: none); then the next question, or the run.
+Actions Tutor::take_answer(std::optional<std::string> answer) {
+  answers_.push_back(std::move(answer));
+  attempt_ = 0;
+  if (++question_ < lesson().predictions.size()) return ask_question();
+  awaiting_ = Awaiting::kCommand;
+  Actions actions = {print("\nrunning lesson " + lesson().id + " as it is now...\n")};
+  for (auto& action : build_then(Job::kPredictions, {program_target(lesson())})) actions.push_back(std::move(action));
+  return actions;
+}
+
+Actions Tutor::score_predictions(const RunDocument& document) {
+  const LessonEntry& l = lesson();
+  std::string text;
+  int right = 0, scored = 0;
+  for (std::size_t i = 0; i < l.predictions.size(); ++i) {
+    const Prediction& p = l.predictions[i];
+    const auto observed = observed_answer(p, document);
+    if (!observed) {
+      text += fmt::format("  {}. the run did not get far enough to tell.\n", i + 1);
+      continue;
+    }
+    ++scored;
+    const auto& answer = i < answers_.size() ? answers_[i] : std::nullopt;
+    const bool ok = answer && *answer == *observed;
+    right += ok ? 1 : 0;
+    text += fmt::format("  {}. you said {}, the run shows {}: {}\n", i + 1, answer.value_or("(no answer)"), *observed,
+                        ok ? "right." : "not quite.");
+    if (!ok) text += "     why: " + p.why + '\n';
+  }
+  text += fmt::format("  predictions: {} of {} right\n", right, scored);
+  progress_.lessons[l.id].predictions_right = right;
+  progress_.lessons[l.id].predictions_asked = static_cast<int>(l.predictions.size());
+  return {print(text), save()};
+}
+
+// ---- building, running and checking --------------------------------------------------------
+
+Actions Tutor::build_then(Job job, std::vector<std::string> targets) {
+  job_ = job;
+  return {{Action::Kind::kBuild, {}, std::move(targets), false}};
+}
+
+// The job is over: the lesson's "Edit ... and save" lines when it was the lesson's first run.
+Actions Tutor::finish_job(Actions actions) {
+  job_ = Job::kNone;
+  if (footer_pending_) {
+    footer_pending_ = false;
+    actions.push_back(print(fmt::format("\nEdit {} and save: {}\n{}\n", relative_exercise(),
+                                        options_.no_watch ? "then press c to check." : "it is checked as you save.", kKeys)));
+  }
+  return actions;
+}
+
+Actions Tutor::on_built(const grading::BuildResult& result) {
+  if (job_ == Job::kNone) return {};
+  if (!result.ok) return finish_job({print(compile_error_text(result))});
+  if (job_ == Job::kStretch) return {print(checks_header(lesson(), true)), {Action::Kind::kCheck, {}, {}, true}};
+  return {{Action::Kind::kRun, {}, {}, false}};
+}
+
+Actions Tutor::on_run(const grading::RunResult& result) {
+  if (job_ == Job::kNone) return {};
+  if (auto failure = run_failure_text(lesson(), result, options_.timeout_s)) return finish_job({print(*failure)});
+  Actions actions;
+  if (job_ == Job::kPredictions) actions = score_predictions(result.document);
+  actions.push_back(print(pictures_text(result.document, style_)));
+  if (job_ != Job::kCheck) return finish_job(std::move(actions));
+  actions.push_back(print(checks_header(lesson(), false)));
+  actions.push_back({Action::Kind::kCheck, {}, {}, false});
+  return actions;
+}
+
+Actions Tutor::on_checks(const grading::ChecksResult& result) {
+  if (job_ != Job::kCheck && job_ != Job::kStretch) return {};
+  const bool stretch = job_ == Job::kStretch;
+  Actions actions = {print(checks_text(lesson(), result, stretch, options_.timeout_s))};
+  if (!stretch && result.outcome == Outcome::kOk && result.has_verdict && result.verdict.failed() == 0) {
+    LessonProgress& mine = progress_.lessons[lesson().id];
+    const bool first_time = !mine.passed;
+    mine.passed = true;
+    actions.push_back(save());
+    actions.push_back(print(fmt::format("\nlesson {} passed{}. {}. Press n for the next lesson.\n", lesson().id,
+                                        first_time ? "" : " again", progress_line())));
+  }
+  return finish_job(std::move(actions));
+}
+
+Actions Tutor::on_error(const std::string& what) {
+  return finish_job({print("(" + what + "; the tutorial goes on)\n")});
+}
+
+Actions Tutor::check() { return build_then(Job::kCheck, {program_target(lesson()), checks_target(lesson())}); }
+
+Actions Tutor::stretch() {
+  const LessonEntry& l = lesson();
+  if (l.stretch.empty()) return {print("this lesson has no stretch task.\n")};
+  Actions actions = {print("stretch: " + l.stretch + '\n')};
+  for (auto& action : build_then(Job::kStretch, {program_target(l), checks_target(l)})) actions.push_back(std::move(action));
+  return actions;
+}
+
+// ---- commands ------------------------------------------------------------------------------
+
+Actions Tutor::hint() {
+  const LessonEntry& l = lesson();
+  if (l.hints.empty()) return {print("this lesson has no hints.\n")};
+  int& level = hint_level_[l.id];
+  level = std::min<int>(level + 1, static_cast<int>(l.hints.size()));
+  return {print(fmt::format("hint {} of {}: {}\n", level, l.hints.size(), l.hints[static_cast<std::size_t>(level - 1)]))};
+}
+
+Actions Tutor::list() const {
+  std::string text;
+  for (std::size_t i = 0; i < manifest_.lessons.size(); ++i) {
+    const LessonEntry& l = manifest_.lessons[i];
+    const auto found = progress_.lessons.find(l.id);
+    const bool passed = found != progress_.lessons.end() && found->second.passed;
+    std::string predicted;
+    if (found != progress_.lessons.end() && found->second.predictions_right)
+      predicted = fmt::format("  predictions {}/{}", *found->second.predictions_right, found->second.predictions_asked);
+    text += fmt::format("{} {} {}  {}{}\n", i == index_ ? '>' : ' ', passed ? "[x]" : "[ ]", l.id, l.title, predicted);
+  }
+  return {print(text)};
+}
+
+Actions Tutor::move(char key) {
+  if (key == 'n' && index_ + 1 >= manifest_.lessons.size()) return {print("that was the last lesson. l lists them all.\n")};
+  if (key == 'p' && index_ == 0) return {print("this is the first lesson.\n")};
+  index_ = key == 'n' ? index_ + 1 : index_ - 1;
+  return enter_lesson();
+}
+
+Actions Tutor::on_key(char key) {
+  if (awaiting_ != Awaiting::kCommand) return {};
+  switch (key) {
+    case 'q': return {print("bye — your progress is in " + progress_file_ + '\n'), {Action::Kind::kQuit, {}, {}, false}};
+    case 'n':
+    case 'p': return move(key);
+    case 'h': return hint();
+    case 'l': return list();
+    case 'r': return build_then(Job::kRun, {program_target(lesson())});
+    case 'c': return check();
+    case 's': return stretch();
+    case 'a': return {{Action::Kind::kCheckAll, {}, {}, false}};
+    case 'x':
+      awaiting_ = Awaiting::kConfirm;
+      return {print(fmt::format("reset {}? Your file is backed up first. [y/N] ", relative_exercise()))};
+    default: return {print(std::string(kKeys) + '\n')};
+  }
+}
+
+Actions Tutor::on_saved() {
+  if (awaiting_ != Awaiting::kCommand) return {};
+  Actions actions = {print("\nsaved: " + relative_exercise() + " — rebuilding lesson " + lesson().id + '\n')};
+  for (auto& action : check()) actions.push_back(std::move(action));
+  return actions;
+}
+
+Actions Tutor::on_confirm(const std::string& text) {
+  if (awaiting_ != Awaiting::kConfirm) return {};
+  awaiting_ = Awaiting::kCommand;
+  if (text.empty() || (text[0] != 'y' && text[0] != 'Y')) return {print("\nnot reset.\n")};
+  return {print("\n"), {Action::Kind::kReset, {}, {}, false}};
+}
+
+Actions Tutor::on_end() {
+  switch (awaiting_) {
+    case Awaiting::kAnswer: return take_answer(std::nullopt);
+    case Awaiting::kConfirm: return on_confirm("");
+    case Awaiting::kCommand: break;
+  }
+  return {print("\nbye — your progress is in " + progress_file_ + '\n'), {Action::Kind::kQuit, {}, {}, false}};
+}
+
+}  // namespace gpulab::tutor
