@@ -19,8 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
-#include "gpulab/manifest.h"
-#include "gpulab/process.h"
+#include "course/manifest.h"
+#include "proc/process.h"
 #include "lesson_run.h"
 
 namespace fs = std::filesystem;

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpulab/manifest.h"
-#include "gpulab/node.h"
-#include "gpulab/predictions.h"
-#include "gpulab/process.h"
-#include "gpulab/report_reader.h"
-#include "gpulab/visibility.h"
+#include "course/manifest.h"
+#include "model/node.h"
+#include "course/predictions.h"
+#include "proc/process.h"
+#include "report/report_reader.h"
+#include "model/visibility.h"
 #include "lesson_run.h"
 
 using namespace gpulab;
@@ -120,7 +120,7 @@ TEST_CASE("run: every lesson runs as typed, with and without its leading zero, a
         // Every prediction `gpulab start` asks can be scored from the exercise's own run: its
         // labels, tensors, facts and ranks exist in the report (a typo would leave it unscorable).
         if (args.size() == 3) {
-          const auto document = nlohmann::json::parse(typed.result.out);
+          const RunDocument document = parse_run_document(typed.result.out);
           for (const auto& prediction : lesson.predictions) {
             INFO("prediction: " << prediction.question);
             CHECK(observed_answer(prediction, document).has_value());

@@ -10,17 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "child.h"
-#include "gpulab/node.h"
-#include "gpulab/process.h"
-#include "gpulab/report_reader.h"
-#include "gpulab/visibility.h"
+#include "model/node.h"
+#include "proc/process.h"
+#include "report/report_reader.h"
+#include "model/visibility.h"
 #include "lesson_run.h"
-#include "node_picture.h"
+#include "view/node_picture.h"
 
 using namespace gpulab;
 using namespace gpulab::test;
-using gpulab::cli::PictureStyle;
-using gpulab::cli::render_node_picture;
+using gpulab::view::PictureStyle;
+using gpulab::view::render_node_picture;
 
 namespace {
 
@@ -168,10 +168,10 @@ TEST_CASE("picture: no escape code without colour, some with it; no line wider t
       const std::string plain = render_node_picture(report, {false, width});
       INFO(plain);
       CHECK(plain.find('\x1b') == std::string::npos);
-      for (const auto& line : lines_of(plain)) CHECK(cli::display_width(line) <= width);
+      for (const auto& line : lines_of(plain)) CHECK(view::display_width(line) <= width);
       const std::string colored = render_node_picture(report, {true, width});
       CHECK(colored.find('\x1b') != std::string::npos);
-      for (const auto& line : lines_of(colored)) CHECK(cli::display_width(line) <= width);
+      for (const auto& line : lines_of(colored)) CHECK(view::display_width(line) <= width);
     }
   }
 }
@@ -300,7 +300,7 @@ TEST_CASE("gpulab smi --watch --count 2 shows a holder's row with its memory, tw
   CHECK(watch.out.find('\x1b') == std::string::npos);  // not a terminal: plain snapshots
   CHECK(lines_with(watch.out, {"gpulab smi --watch"}).size() == 2);
   const auto rows = lines_with(watch.out, {" " + std::to_string(holder.pid()) + " ", "memory-hold",
-                                           " " + std::to_string(gpu) + " ", cli::memory_amount(used), "ctx"});
+                                           " " + std::to_string(gpu) + " ", view::memory_amount(used), "ctx"});
   CHECK(rows.size() == 2);
 
   const auto once = gpulab_cli({"smi", "--watch", "--count", "1"}, {}, state);

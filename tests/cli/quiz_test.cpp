@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpulab/process.h"
+#include "proc/process.h"
 #include "lesson_run.h"
 
 using namespace gpulab;

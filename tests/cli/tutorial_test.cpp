@@ -17,7 +17,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/process.h"
+#include "proc/process.h"
 #include "lesson_run.h"
 
 using namespace gpulab;

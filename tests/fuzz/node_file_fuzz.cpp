@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "gpulab/node.h"
-#include "gpulab/visibility.h"
+#include "model/node.h"
+#include "model/visibility.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

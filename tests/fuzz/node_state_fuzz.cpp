@@ -24,7 +24,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "gpulab/node_state.h"
+#include "state/node_state.h"
 
 namespace {
 

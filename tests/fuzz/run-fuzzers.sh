@@ -21,7 +21,7 @@ say() { printf 'fuzz: %s\n' "$*" >&2; }
 
 # clang and compiler-rt (libFuzzer, the sanitizer runtimes), beyond ./gpulab setup's list.
 need_apt=()
-for p in clang libclang-rt-dev cmake ninja-build nlohmann-json3-dev catch2; do
+for p in clang libclang-rt-dev cmake ninja-build nlohmann-json3-dev catch2 libfmt-dev libpugixml-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
 if [ "${#need_apt[@]}" -gt 0 ]; then

@@ -1,5 +1,5 @@
 // CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER against real node files: whatever the value,
-// the devices CUDA exposes follow the rules' shape (src/core/visibility.cpp,
+// the devices CUDA exposes follow the rules' shape (src/model/visibility.cpp,
 // docs/reference.md "Visibility"):
 //   * every device is a GPU (and MIG instance) of the node, and none appears twice;
 //   * a MIG instance is never seen next to another device (one instance per process, and
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "gpulab/node.h"
-#include "gpulab/visibility.h"
+#include "model/node.h"
+#include "model/visibility.h"
 
 namespace {
 

@@ -15,12 +15,6 @@ using namespace gpulab::test;
 
 namespace {
 
-std::string shown(const Env& env) {
-  std::string text;
-  for (const auto& [name, value] : env) text += name + "=" + (value ? "\"" + *value + "\"" : "(unset)") + " ";
-  return text.empty() ? "nothing set" : text;
-}
-
 void require_ran_to_end(const LessonRun& run) {
   const auto uncaught = run.errors("uncaught");
   require_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end",

@@ -22,12 +22,6 @@ std::string joined(const std::vector<int>& numbers) {
   return text;
 }
 
-std::string shown(const Env& env) {
-  std::string text;
-  for (const auto& [name, value] : env) text += name + "=" + (value ? *value : "(unset)") + " ";
-  return text.empty() ? "nothing set" : text;
-}
-
 // Runs the lesson under `env`; `expected[i]` is the physical GPU behind cuda:i.
 void check_numbers(const Env& env, const std::vector<int>& expected) {
   INFO("scenario: " << shown(env) << "\nthe GPUs this process can see, as nvidia-smi numbers them, in CUDA's order: "

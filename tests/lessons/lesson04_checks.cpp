@@ -29,12 +29,6 @@ std::string amount(std::uint64_t bytes, std::uint64_t other) {
   return mib(bytes) + (bytes != other && mib(bytes) == mib(other) ? " (" + std::to_string(bytes) + " bytes)" : "");
 }
 
-std::string shown(const Env& env) {
-  std::string text;
-  for (const auto& [name, value] : env) text += name + "=" + (value ? *value : "(unset)") + " ";
-  return text.empty() ? "nothing set " : text;
-}
-
 // `visible[i]`: the physical GPU behind cuda:i in this scenario; `gpu`: nvidia-smi's number
 // the program is given (--gpu).
 void check_on_gpu(const Env& env, const std::vector<int>& visible, int gpu) {

@@ -16,7 +16,7 @@
 
 #include "expect.h"
 #include "gpu_requirements.h"
-#include "gpulab/process.h"
+#include "proc/process.h"
 #include "lesson_run.h"
 
 using namespace gpulab::test;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/profile.h"
+#include "model/profile.h"
 #include "lesson_run.h"
 
 namespace gpulab::test {

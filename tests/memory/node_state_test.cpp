@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/node_state.h"
+#include "state/node_state.h"
 #include "memory_support.h"
 
 using namespace gpulab::test;

@@ -4,12 +4,15 @@
 // model (identical parameters) from 1 to 8 processes.
 #include <csignal>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/profile.h"
+#include "model/profile.h"
+#include "report/launch_summary.h"
 #include "launched_run.h"
 #include "memory_support.h"
 
@@ -91,11 +94,11 @@ TEST_CASE("a worker exiting with 3 stops the others and the launcher exits 3, na
   CHECK(result.err.find("rank 1 (pid ") != std::string::npos);
   CHECK(result.err.find("failed first (exit code 3)") != std::string::npos);
   std::ifstream file(summary);
-  const auto json = nlohmann::json::parse(file);
-  CHECK(json.at("first_failure") == 1);
-  for (const auto& worker : json.at("workers")) {
-    CHECK_FALSE(alive(worker.at("pid").get<int>()));
-    if (worker.at("rank") != 1) CHECK(worker.at("stopped").get<bool>());
+  const gpulab::LaunchSummary read_back = gpulab::parse_launch_summary(std::string(std::istreambuf_iterator<char>(file), {}));
+  CHECK(read_back.first_failure == std::optional<int>(1));
+  for (const auto& worker : read_back.workers) {
+    CHECK_FALSE(alive(worker.pid));
+    if (worker.rank != 1) CHECK(worker.stopped);
   }
 }
 

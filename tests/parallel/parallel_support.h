@@ -9,11 +9,10 @@
 
 #include <torch/torch.h>
 
+#include "cuda_device.h"  // cuda(i)
 #include "gpulab/cuda.h"
 
 namespace gpulab::test {
-
-inline torch::Device cuda(int index) { return {torch::kCUDA, static_cast<c10::DeviceIndex>(index)}; }
 
 /// What one forward call saw.
 struct ForwardCall {

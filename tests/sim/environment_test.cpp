@@ -2,7 +2,7 @@
 // and applied in CUDA's enumeration order. Each case runs its own process.
 #include <catch2/catch.hpp>
 
-#include "gpulab/visibility.h"
+#include "model/visibility.h"
 #include "sim_support.h"
 
 using namespace gpulab::test;

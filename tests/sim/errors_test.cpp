@@ -4,9 +4,10 @@
 
 #include <cstdio>
 
-#include "gpulab/node.h"
-#include "gpulab/profile.h"
+#include "model/node.h"
+#include "model/profile.h"
 #include "sim_support.h"
+#include "backend/backend.h"
 
 using namespace gpulab::test;
 

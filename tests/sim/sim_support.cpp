@@ -9,7 +9,7 @@
 
 #include "in_process_environment.h"
 
-#include "gpulab/visibility.h"
+#include "model/visibility.h"
 
 namespace gpulab::test {
 namespace {

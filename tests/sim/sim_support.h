@@ -10,15 +10,11 @@
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
+#include "allocator_sizes.h"  // block_bytes
+#include "cuda_device.h"      // cuda(i)
 #include "lesson_run.h"
 
 namespace gpulab::test {
-
-/// cuda:<index>, as torch::Device("cuda:<index>") would give.
-inline c10::Device cuda(int index) { return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)}; }
-
-/// Bytes the caching allocator reserves for a block of `bytes` (PyTorch rounds to 512 B).
-constexpr std::uint64_t block_bytes(std::uint64_t bytes) { return (bytes + 511) / 512 * 512; }
 
 /// Runs build/bin/sim-probe with `steps` (see tests/sim/programs/sim_probe.cpp) under
 /// `env`, on top of a clean CUDA environment and a fresh node state; returns one result

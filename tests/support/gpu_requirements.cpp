@@ -7,7 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "gpulab/process.h"
+#include "proc/process.h"
 
 namespace gpulab::test {
 namespace {

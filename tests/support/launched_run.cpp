@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "expect.h"
 
@@ -40,21 +41,21 @@ LaunchedRun run_launched(const std::string& id, const LaunchShape& shape, const 
   INFO("gpulab launch " << run.process.outcome(options.timeout_s) << "\nstderr:\n" << run.process.err);
   REQUIRE_FALSE(run.process.timed_out);
   REQUIRE(run.process.signal == 0);
-  std::ifstream summary(reports + "/launch.json");
-  REQUIRE(summary);
-  run.summary = nlohmann::json::parse(summary);
-  if (!run.summary.at("first_failure").is_null()) run.first_failure = run.summary.at("first_failure").get<int>();
-  for (const auto& w : run.summary.at("workers")) {
+  std::ifstream summary_file(reports + "/launch.json");
+  REQUIRE(summary_file);
+  const std::string summary_text((std::istreambuf_iterator<char>(summary_file)), std::istreambuf_iterator<char>());
+  REQUIRE_NOTHROW(run.summary = parse_launch_summary(summary_text));
+  run.first_failure = run.summary.first_failure;
+  for (const auto& w : run.summary.workers) {
     LaunchedWorker worker;
-    worker.rank = w.at("rank").get<int>();
-    worker.local_rank = w.at("local_rank").get<int>();
-    worker.node_rank = w.at("node_rank").get<int>();
-    worker.host = w.at("host").get<std::string>();
-    worker.exit_code = w.at("exit_code").get<int>();
-    worker.signal = w.at("signal").get<int>();
-    worker.stopped = w.at("stopped").get<bool>();
-    for (const auto& gpu : w.at("gpus"))
-      worker.peak[gpu.at("physical_index").get<int>()] = gpu.at("peak_bytes").get<std::uint64_t>();
+    worker.rank = w.rank;
+    worker.local_rank = w.local_rank;
+    worker.node_rank = w.node_rank;
+    worker.host = w.host;
+    worker.exit_code = w.exit_code;
+    worker.signal = w.signal;
+    worker.stopped = w.stopped;
+    for (const auto& gpu : w.gpus) worker.peak[gpu.physical_index] = gpu.peak_bytes;
     std::ifstream report(reports + "/rank" + std::to_string(worker.rank) + ".json");
     if (report) worker.report = LessonRun{ProcessResult{}, nlohmann::json::parse(report)};
     run.workers.push_back(std::move(worker));

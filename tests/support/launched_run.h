@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lesson_run.h"
+#include "report/launch_summary.h"
 
 namespace gpulab::test {
 
@@ -32,7 +33,7 @@ struct LaunchedWorker {
 
 struct LaunchedRun {
   ProcessResult process;   ///< the launcher's
-  nlohmann::json summary;  ///< --summary-json
+  LaunchSummary summary;  ///< --summary-json
   std::vector<LaunchedWorker> workers;  ///< by rank
   std::optional<int> first_failure;     ///< the rank the launcher names as failing first
 

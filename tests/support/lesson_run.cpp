@@ -11,8 +11,9 @@
 #include <catch2/catch.hpp>
 
 #include "gpu_requirements.h"
-#include "gpulab/report_reader.h"
-#include "gpulab/visibility.h"
+#include "report/program_ends.h"
+#include "report/report_reader.h"
+#include "model/visibility.h"
 
 namespace gpulab::test {
 
@@ -20,6 +21,12 @@ Target check_target() {
   const char* target = std::getenv("GPULAB_CHECK_TARGET");
   if (target != nullptr && std::string(target) == "exercise") return Target::Exercise;
   return Target::Solution;
+}
+
+std::string shown(const Env& env) {
+  std::string text;
+  for (const auto& [name, value] : env) text += name + "=" + (value ? "\"" + *value + "\"" : "(unset)") + " ";
+  return text.empty() ? "nothing set " : text;
 }
 
 std::string bin_dir() { return GPULAB_TEST_BIN_DIR; }
@@ -163,11 +170,11 @@ LessonRun parse_run(ProcessResult process) {
 ProcessResult run_lesson_process(const ProcessOptions& options) {
   ProcessResult result = run_process(options);
   // `gpulab check` reads this to tell the learner their program crashed or hung, and to
-  // exit with the matching code (cli/exit_codes.h).
+  // exit with the matching code (gpulab::Outcome, src/report/outcome.h).
   const char* file = std::getenv("GPULAB_CHECK_OUTCOMES");
   if (file != nullptr && (result.signal != 0 || result.timed_out))
-    std::ofstream(file, std::ios::app) << std::filesystem::path(options.argv.at(0)).filename().string() << " "
-                                       << result.outcome(options.timeout_s) << ".\n";
+    std::ofstream(file, std::ios::app) << program_end_line(
+        {std::filesystem::path(options.argv.at(0)).filename().string(), result.outcome(options.timeout_s)});
   return result;
 }
 

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpulab/node.h"
-#include "gpulab/process.h"
+#include "model/node.h"
+#include "proc/process.h"
 
 namespace gpulab::test {
 
@@ -30,6 +30,10 @@ std::string source_dir();
 std::string fresh_state_dir();
 
 using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+/// A scenario's settings for a test's message: NAME="value" or NAME=(unset) for each, or
+/// "nothing set"; always ends with a space, so more text can follow.
+std::string shown(const Env& env);
 
 /// A finished lesson run and its parsed report.
 struct LessonRun {

@@ -27,12 +27,13 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_device.h"  // tests/support
 #include "gpulab/cuda.h"
 #include "gpulab/lesson.h"
 
 namespace {
 
-torch::Device cuda(int index) { return {torch::kCUDA, static_cast<c10::DeviceIndex>(index)}; }
+using gpulab::test::cuda;
 
 void contexts(gpulab::Lesson& lesson) {
   lesson.fact("device_count", static_cast<std::int64_t>(torch::cuda::device_count()));

@@ -10,16 +10,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpulab/profile.h"
+#include "allocator_sizes.h"
+#include "model/profile.h"
 #include "lesson_run.h"
 
 namespace gpulab::test {
 
 constexpr std::uint64_t kGiB = 1024 * kMiB;
 
-// PyTorch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp) and its constants.
-/// A request is rounded up to a multiple of kMinBlockSize = 512 bytes (512 at least).
-constexpr std::uint64_t block_bytes(std::uint64_t bytes) { return bytes <= 512 ? 512 : (bytes + 511) / 512 * 512; }
+// PyTorch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp) and its constants;
+// block_bytes (a request rounded up to 512 bytes) is in tests/support/allocator_sizes.h.
 /// The segment (one cudaMalloc) made for a block that no cached block can hold: blocks up
 /// to kSmallSize = 1 MiB come from kSmallBuffer = 2 MiB segments, blocks under
 /// kMinLargeAlloc = 10 MiB from kLargeBuffer = 20 MiB segments, larger ones get a segment of

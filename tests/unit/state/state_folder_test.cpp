@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpulab/node_state.h"
+#include "state/node_state.h"
 #include "state_test_support.h"
 
 using namespace gpulab;

@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "caching_allocator.h"
-#include "host_memory.h"
+#include "backend/sim/runtime/caching_allocator.h"
+#include "backend/sim/runtime/host_memory.h"
 
 using gpulab::sim::CachingAllocator;
 

@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "gpulab/process.h"
+#include "proc/process.h"
 
 using gpulab::ProcessOptions;
 using gpulab::ProcessResult;

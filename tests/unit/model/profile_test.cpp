@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/profile.h"
+#include "model/profile.h"
 
 using namespace gpulab;
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpulab/report_reader.h"
+#include "report/report_reader.h"
 
 using namespace gpulab;
 using nlohmann::json;

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpulab/node.h"
+#include "model/node.h"
 
 using namespace gpulab;
 using nlohmann::json;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/visibility.h"
+#include "model/visibility.h"
 
 using namespace gpulab;
 

@@ -1,9 +1,12 @@
 // Predict, then observe: typed answers in canonical form, and the truth read from a report.
 #include <catch2/catch.hpp>
 
-#include "gpulab/predictions.h"
+#include <nlohmann/json.hpp>
+
+#include "course/predictions.h"
 
 using gpulab::Prediction;
+using gpulab::RunDocument;
 
 namespace {
 Prediction asking(const std::string& observe, const std::string& subject = "", const std::string& at = "") {
@@ -16,15 +19,34 @@ Prediction asking(const std::string& observe, const std::string& subject = "", c
   return p;
 }
 
+// The fields every report has (docs/report-schema.md), around what a test gives.
+nlohmann::json with_header(nlohmann::json report) {
+  const nlohmann::json env = {{"CUDA_VISIBLE_DEVICES", nullptr}, {"CUDA_DEVICE_ORDER", nullptr}, {"GPULAB_NODE", nullptr}};
+  if (!report.contains("errors")) report["errors"] = nlohmann::json::array();
+  if (!report.contains("observations")) report["observations"] = nlohmann::json::array();
+  if (!report.contains("facts")) report["facts"] = nlohmann::json::object();
+  report["lesson"] = "04";
+  report["backend"] = "sim";
+  report["node"] = "dgx-a100";
+  report["pid"] = 7;
+  report["env"] = env;
+  report["env_at_exit"] = env;
+  report["exit_code"] = 0;
+  return report;
+}
+
+RunDocument document(const nlohmann::json& run) { return gpulab::parse_run_document(run.dump()); }
+
 // A report as `gpulab run NN --json` prints it: x on physical GPU 3 at "end", GPUs 0 and 3 used.
-const nlohmann::json kReport = nlohmann::json::parse(R"({
+const nlohmann::json kReportJson = with_header(nlohmann::json::parse(R"({
   "facts": {"device_count": 4, "device": "cuda"},
   "errors": [{"label": "forward", "type": "c10::Error", "message": "boom"}],
   "observations": [
     {"label": "start", "gpus": [], "tensors": [{"name": "x", "device": "cpu", "physical_index": null}]},
     {"label": "end", "gpus": [{"physical_index": 3, "used_bytes": 1048576, "context": true},
                               {"physical_index": 0, "used_bytes": 0, "context": true}],
-     "tensors": [{"name": "x", "device": "cuda:1", "physical_index": 3}]}]})");
+     "tensors": [{"name": "x", "device": "cuda:1", "physical_index": 3}]}]})"));
+const RunDocument kReport = document(kReportJson);
 }  // namespace
 
 TEST_CASE("typed answers are read the way a learner writes them", "[predictions]") {
@@ -55,16 +77,17 @@ TEST_CASE("the truth comes from the report: placement, GPUs used, facts, errors"
     CHECK_FALSE(gpulab::observed_answer(asking("tensor", "y"), kReport));
     CHECK_FALSE(gpulab::observed_answer(asking("fact", "rank"), kReport));
     CHECK_FALSE(gpulab::observed_answer(asking("gpus_used", "", "no such label"), kReport));
-    CHECK_FALSE(gpulab::observed_answer(asking("tensor", "x"), nlohmann::json::parse(R"({"observations": 3})")));
+    CHECK_FALSE(gpulab::observed_answer(asking("tensor", "x"), document(nlohmann::json::parse(R"({"observations": 3})"))));
   }
   SECTION("launched and stepped runs: the rank's or the step's report") {
     Prediction p = asking("fact", "device_count");
     p.rank = 1;
-    const auto ranks = nlohmann::json{{"ranks", {{{"facts", {{"rank", 0}, {"device_count", 1}}}}, {{"facts", {{"rank", 1}, {"device_count", 2}}}}}}};
+    const auto ranks = document({{"ranks", {with_header({{"facts", {{"rank", 0}, {"device_count", 1}}}}),
+                                             with_header({{"facts", {{"rank", 1}, {"device_count", 2}}}})}}});
     CHECK(gpulab::observed_answer(p, ranks) == "2");
     p.rank = 0;
     p.step = 1;
-    const auto steps = nlohmann::json{{"steps", {kReport, {{"facts", {{"device_count", 8}}}}}}};
+    const auto steps = document({{"steps", {kReportJson, with_header({{"facts", {{"device_count", 8}}}})}}});
     CHECK(gpulab::observed_answer(p, steps) == "8");
     p.step = 2;
     CHECK_FALSE(gpulab::observed_answer(p, steps));

@@ -1,5 +1,5 @@
 // The launcher's plan, rule by rule: which workers this host starts and the torchrun
-// environment each gets (src/core/launcher.cpp). Running them is tested from outside in
+// environment each gets (src/proc/launcher.cpp). Running them is tested from outside in
 // tests/parallel/launch_test.cpp.
 #include <cstdlib>
 #include <map>
@@ -9,9 +9,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpulab/launcher.h"
-#include "gpulab/node.h"
-#include "gpulab/node_state.h"
+#include "proc/launcher.h"
+#include "model/node.h"
+#include "state/node_state.h"
 
 namespace {
 

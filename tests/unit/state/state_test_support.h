@@ -13,8 +13,8 @@
 
 #include <unistd.h>
 
-#include "gpulab/node.h"
-#include "gpulab/state_folder.h"
+#include "model/node.h"
+#include "state/state_folder.h"
 
 namespace gpulab::state_test {
 

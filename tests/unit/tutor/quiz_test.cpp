@@ -1,0 +1,84 @@
+// The quiz (src/tutor/quiz.h): answers as typed, grading them, and seeded draws.
+#include <catch2/catch.hpp>
+
+#include "tutor/quiz.h"
+
+using namespace gpulab;
+using namespace gpulab::tutor;
+
+TEST_CASE("quiz answers are read the way a learner types them", "[quiz]") {
+  const auto gpus = [](const std::string& line) {
+    const QuizAnswer answer = parse_answer(line);
+    REQUIRE(answer.kind == QuizAnswer::kGpus);
+    return answer.gpus;
+  };
+  CHECK(gpus("3") == std::vector<int>{3});
+  CHECK(gpus(" GPU 3 ") == std::vector<int>{3});
+  CHECK(gpus("gpu3") == std::vector<int>{3});
+  CHECK(gpus("physical GPU 3") == std::vector<int>{3});
+  CHECK(gpus("3, 2") == std::vector<int>{2, 3});
+  CHECK(gpus("gpus 2 3 and 2") == std::vector<int>{2, 3});
+  CHECK(gpus("2;3") == std::vector<int>{2, 3});
+  CHECK(gpus("none").empty());
+  CHECK(gpus("CPU").empty());
+  CHECK(parse_answer("error").kind == QuizAnswer::kError);
+  CHECK(parse_answer("ERR").kind == QuizAnswer::kError);
+  for (const char* unreadable : {"", "gpu", "-", "no gpu", "3 none", "1234", "x", "physical err", "gpu-3"})
+    CHECK(parse_answer(unreadable).kind == QuizAnswer::kUnparsable);
+}
+
+TEST_CASE("an answer is correct when it names the truth: the GPUs, or the error", "[quiz]") {
+  QuizTruth on_2_and_3;
+  on_2_and_3.gpus = {2, 3};
+  CHECK(correct(parse_answer("3,2"), on_2_and_3));
+  CHECK_FALSE(correct(parse_answer("2"), on_2_and_3));
+  CHECK_FALSE(correct(parse_answer("error"), on_2_and_3));
+  CHECK_FALSE(correct(parse_answer("what"), on_2_and_3));
+  QuizTruth failed;
+  failed.error = true;
+  CHECK(correct(parse_answer("error"), failed));
+  CHECK_FALSE(correct(parse_answer("none"), failed));
+  CHECK(correct(parse_answer("cpu"), QuizTruth{}));
+  CHECK(truth_text(on_2_and_3) == "2,3");
+  CHECK(truth_text(failed) == "error");
+  CHECK(truth_text(QuizTruth{}) == "none");
+}
+
+TEST_CASE("the same seed draws the same scenarios", "[quiz]") {
+  const auto draw = [](std::uint32_t seed) {
+    Draw d(seed);
+    std::vector<std::string> rounds;
+    for (int i = 0; i < 20; ++i) {
+      const QuizScenario s = draw_scenario(d);
+      rounds.push_back(s.node + " | " + env_text(s) + " | " + code_text(s).back());
+    }
+    return rounds;
+  };
+  CHECK(draw(7) == draw(7));
+  CHECK(draw(7) != draw(8));
+  for (std::uint32_t seed = 0; seed < 50; ++seed) {
+    Draw d(seed);
+    const QuizScenario s = draw_scenario(d);
+    const Node node = quiz_node(s.node);
+    CHECK_FALSE(round_text(1, 5, s, node).empty());
+    if (s.code == QuizCode::kDataParallel) CHECK(s.device_ids.size() >= 2);
+  }
+}
+
+TEST_CASE("the truth is read from the probe's report", "[quiz]") {
+  QuizScenario s;
+  s.node = "dgx-a100";
+  s.visible = "2,3";
+  s.index = 1;
+  const Report report = parse_report(R"({"lesson": "quiz", "backend": "sim", "node": "dgx-a100", "pid": 7,
+    "env": {"CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": null, "GPULAB_NODE": null},
+    "env_at_exit": {"CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": null, "GPULAB_NODE": null},
+    "exit_code": 0, "facts": {"visible": "2,3"},
+    "observations": [{"label": "placed", "gpus": [{"physical_index": 3, "used_bytes": 512, "context": true}],
+                      "tensors": [{"name": "x", "device": "cuda:1", "physical_index": 3}]}], "errors": []})");
+  const QuizTruth truth = truth_of(s, report);
+  CHECK(truth.gpus == std::vector<int>{3});
+  CHECK(truth.visible == std::vector<int>{2, 3});
+  const std::string why = why_text(s, quiz_node(s.node), truth);
+  CHECK(why.find("this process sees cuda:0 = GPU 2, cuda:1 = GPU 3; cuda:1 is GPU 3") != std::string::npos);
+}

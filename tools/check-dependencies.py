@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Checks which part of gpulab may include which: the module layering of src/README.md.
+
+Scans every #include "..." line (and every <...> one naming a file of src/ or include/) of
+src/**, include/** and cli/**, and exits 1, naming file:line and the rule broken, when an
+include goes the wrong way:
+
+  * nothing under src/ or include/ includes a header of cli/;
+  * a public header (include/gpulab/) includes only the other public headers;
+  * only src/backend/sim includes src/backend/sim, only src/backend/cuda src/backend/cuda;
+  * a module includes only the modules MAY_USE gives it (one way: no cycles);
+  * the torch-free modules include no public header that needs LibTorch.
+
+    tools/check-dependencies.py [--root DIR] [--verbose]
+
+A quoted include resolves, as the compiler looks, first against the including file's
+folder, then against src/ and include/ (the include roots); one found nowhere that way but
+naming a header of a private part ("commands.h", "driver.h") counts as that header.
+Includes that resolve to nothing in the tree (system headers, LibTorch's "c10/...") are
+not checked.
+CTest runs it as deps.check-dependencies; deps.rule-fails-on-a-wrong-way-include proves
+it fails on a planted wrong-way include (tests/CMakeLists.txt).
+"""
+import argparse
+import os
+import re
+import sys
+
+# ---------------------------------------------------------------------------------------
+# The rule. Keep in step with src/README.md and the DEPENDS of src/*/CMakeLists.txt.
+#
+# Parts of the tree. A file belongs to the first part whose folder holds it (longest
+# folder first); src/backend/*.h and src/backend/physical_index.cpp are "backend", the
+# hook every other part may be allowed to use.
+PARTS = {
+    # part            folder(s), relative to the root
+    "model":        ["src/model"],
+    "state":        ["src/state"],
+    "proc":         ["src/proc"],
+    "report":       ["src/report"],
+    "course":       ["src/course"],
+    "grading":      ["src/grading"],
+    "view":         ["src/view"],
+    "tutor":        ["src/tutor"],
+    "backend/sim":  ["src/backend/sim"],
+    "backend/cuda": ["src/backend/cuda"],
+    "backend":      ["src/backend"],       # the hook headers and physical_index.cpp
+    "parallel":     ["src/parallel"],
+    "pch":          ["src/pch"],
+    "libgpulab":    [],                    # files listed in LIBGPULAB_FILES
+    "public":       [],                    # the files listed in PUBLIC_HEADERS
+    "cli":          ["cli"],
+}
+
+# The public lesson API, include/gpulab: what lesson and lab programs include and what
+# `cmake --install` installs (cmake/GpulabPackage.cmake). Nothing else lives in include/.
+PUBLIC_HEADERS = [
+    "include/gpulab/lesson.h", "include/gpulab/cuda.h", "include/gpulab/observe.h",
+    "include/gpulab/data_parallel.h", "include/gpulab/distributed.h", "include/gpulab/warnings.h",
+]
+
+# libgpulab sources that live in a module's folder (next to what they write) but are part
+# of libgpulab, the torch-dependent library lesson programs link (src/CMakeLists.txt).
+LIBGPULAB_FILES = [
+    "src/report/lesson_writer.cpp",  # the lesson report's writer; its reader is report/
+]
+
+# Which parts each part may include, besides itself. One way: a part never appears in the
+# list of a part it may use. "public" is include/gpulab, the lesson API (see TORCH_FREE).
+MAY_USE = {
+    "model":        [],
+    "state":        ["model"],
+    "proc":         ["model", "state", "report"],
+    "report":       ["model"],
+    "course":       ["model", "report", "proc"],
+    "grading":      ["model", "state", "proc", "report", "course"],
+    "view":         ["model", "state", "report", "course"],
+    "tutor":        ["model", "state", "proc", "report", "course", "grading", "view"],
+    "backend":      ["model"],
+    "backend/sim":  ["model", "state", "report", "backend"],
+    "backend/cuda": ["model", "report", "backend"],
+    "parallel":     ["backend"],
+    "pch":          [],
+    "libgpulab":    ["model", "state", "report", "backend"],
+    "public":       [],
+    "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "backend"],
+}
+# Every part may include the public headers (include/gpulab), except as TORCH_FREE says.
+
+# The torch-free modules (static libraries, no LibTorch) and the public headers that need
+# LibTorch, which they so must not include. observe.h and warnings.h are torch-free.
+TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "tutor"]
+TORCH_PUBLIC_HEADERS = ["include/gpulab/lesson.h", "include/gpulab/data_parallel.h",
+                        "include/gpulab/distributed.h", "include/gpulab/cuda.h"]
+
+# Private parts: only files of the part itself may include them, whatever MAY_USE says.
+PRIVATE = ["backend/sim", "backend/cuda", "cli"]
+
+INCLUDE_ROOTS = ["src", "include"]  # -I folders every target has
+SCANNED = ["src", "include", "cli"]
+SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl")
+# ---------------------------------------------------------------------------------------
+
+INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')
+
+
+def part_of(rel):
+    """The part a root-relative path belongs to, or None (outside the parts)."""
+    rel = rel.replace(os.sep, "/")
+    if rel in LIBGPULAB_FILES:
+        return "libgpulab"
+    if rel in PUBLIC_HEADERS:
+        return "public"
+    best, best_len = None, -1
+    for part, folders in PARTS.items():
+        for folder in folders:
+            if (rel == folder or rel.startswith(folder + "/")) and len(folder) > best_len:
+                best, best_len = part, len(folder)
+    return best
+
+
+def resolve(root, including_rel, target, quoted=True):
+    """The root-relative path an #include "target" (or <target>) in `including_rel` names,
+    or None: a quoted include looks in the including file's folder first."""
+    candidates = [os.path.join(os.path.dirname(including_rel), target)] if quoted else []
+    candidates += [os.path.join(r, target) for r in INCLUDE_ROOTS]
+    for candidate in candidates:
+        normal = os.path.normpath(candidate)
+        if normal.startswith(".."):
+            continue
+        if os.path.isfile(os.path.join(root, normal)):
+            return normal.replace(os.sep, "/")
+    if quoted:
+        # Not found the compiler's way: a private header reached through an extra -I
+        # ("commands.h", "driver.h", "HostAlias.h") counts as that header.
+        for rel in private_headers(root):
+            if rel.endswith("/" + target.replace(os.sep, "/")):
+                return rel
+    return None
+
+
+_private_headers = {}
+
+
+def private_headers(root):
+    """The files of the PRIVATE parts, root-relative (cached per root)."""
+    if root not in _private_headers:
+        _private_headers[root] = [rel for rel in scanned_files(root) if part_of(rel) in PRIVATE]
+    return _private_headers[root]
+
+
+def check_include(root, rel, line_no, target, quoted=True):
+    """The rule an include breaks, as a message, or None."""
+    resolved = resolve(root, rel, target, quoted)
+    if resolved is None:
+        return None
+    src, dst = part_of(rel), part_of(resolved)
+    if src is None or src == dst:
+        return None
+    spelled = f'"{target}"' if quoted else f"<{target}>"
+    where = f"{rel}:{line_no}: #include {spelled} ({resolved})"
+    if dst is None:
+        return f"{where}: {src} includes a file outside the parts of src/, the public headers and cli/"
+    if dst == "cli":
+        return f"{where}: only cli/ includes cli/ headers ({src} must not)"
+    if src == "public":
+        return f"{where}: a public header (include/gpulab) includes only the other public headers, not {dst}"
+    if dst in PRIVATE:
+        return f"{where}: only src/{dst} includes src/{dst} headers ({src} must not; use the backend hook, src/backend/*.h)"
+    if dst == "public":
+        if src in TORCH_FREE and resolved in TORCH_PUBLIC_HEADERS:
+            return f"{where}: {src} is torch-free and must not include {resolved}, which needs LibTorch"
+        return None
+    if dst not in MAY_USE.get(src, []):
+        allowed = ", ".join(MAY_USE.get(src, [])) or "no other module"
+        return f"{where}: {src} may not include {dst} (it may use: {allowed})"
+    return None
+
+
+def scanned_files(root):
+    for top in SCANNED:
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(SOURCE_SUFFIXES):
+                    yield os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+
+
+def check_tree(root, verbose=False):
+    problems, includes, files = [], 0, 0
+    for rel in scanned_files(root):
+        files += 1
+        if rel.startswith("include/") and rel not in PUBLIC_HEADERS:
+            problems.append(f"{rel}:1: include/ holds only the public headers (PUBLIC_HEADERS): "
+                            "move it under src/")
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            for line_no, line in enumerate(f, 1):
+                match = INCLUDE_LINE.match(line)
+                if not match:
+                    continue
+                includes += 1
+                quoted = match.group(1) is not None
+                problem = check_include(root, rel, line_no, match.group(1) if quoted else match.group(2), quoted)
+                if problem:
+                    problems.append(problem)
+    if verbose:
+        print(f"check-dependencies: {files} files, {includes} includes", file=sys.stderr)
+    return problems
+
+
+def self_check():
+    """The table itself: known parts, and one way (no part reachable from itself)."""
+    errors = []
+    for part, uses in MAY_USE.items():
+        for used in uses:
+            if used not in PARTS:
+                errors.append(f"MAY_USE[{part!r}] names the unknown part {used!r}")
+    for part in MAY_USE:
+        seen, todo = set(), list(MAY_USE[part])
+        while todo:
+            used = todo.pop()
+            if used == part:
+                errors.append(f"MAY_USE has a cycle through {part!r}")
+                break
+            if used not in seen:
+                seen.add(used)
+                todo.extend(MAY_USE.get(used, []))
+    return errors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--root", default=os.path.dirname(here), help="the source tree (default: this checkout)")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    root = os.path.abspath(args.root)
+    for top in SCANNED:
+        if not os.path.isdir(os.path.join(root, top)):
+            print(f"check-dependencies: {root} has no {top}/", file=sys.stderr)
+            return 2
+    errors = self_check()
+    if errors:
+        for e in errors:
+            print(f"check-dependencies: the rule table is wrong: {e}", file=sys.stderr)
+        return 2
+    problems = check_tree(root, args.verbose)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check-dependencies: {len(problems)} include(s) go the wrong way (the rule: "
+              "tools/check-dependencies.py's table, src/README.md)", file=sys.stderr)
+        return 1
+    print("check-dependencies: every include goes the allowed way")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
