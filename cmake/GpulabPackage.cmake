@@ -28,3 +28,8 @@ configure_package_config_file(cmake/gpulabConfig.cmake.in "${PROJECT_BINARY_DIR}
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/gpulabConfigVersion.cmake" COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/gpulabConfig.cmake" "${PROJECT_BINARY_DIR}/gpulabConfigVersion.cmake"
   DESTINATION ${_config_dir})
+# A build against pip's CPU libraries writes how it found LibTorch (cmake/GpulabTorch.cmake);
+# an installed gpulab needs it too, or find_dependency(Torch) would take the CUDA LibTorch.
+if(EXISTS "${PROJECT_BINARY_DIR}/gpulabLibTorch.cmake")
+  install(FILES "${PROJECT_BINARY_DIR}/gpulabLibTorch.cmake" DESTINATION ${_config_dir})
+endif()
