@@ -80,7 +80,8 @@ RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const
 
 // ---- running a lesson's checks -------------------------------------------------------------
 
-/// Catch2 test specs: a lesson's stretch task is its checks tagged [stretch].
+/// Catch2 test specs: a lesson's stretch task is its checks tagged [stretch], run only by
+/// `gpulab check NN --stretch` and never needed for progress or a grade.
 inline constexpr const char* kTaskChecks = "~[stretch]";
 inline constexpr const char* kStretchTaskChecks = "[stretch]";
 

@@ -8,11 +8,6 @@
 
 namespace gpulab {
 
-/// Catch2 test specs: a lesson's stretch task is its checks tagged [stretch], run only by
-/// `gpulab check NN --stretch` and never needed for progress or a grade.
-inline constexpr const char* kLessonChecks = "~[stretch]";
-inline constexpr const char* kStretchChecks = "[stretch]";
-
 struct CheckFailure {
   std::string text;                  ///< "expected: weight on physical GPU 3 — observed: on cpu"
   std::vector<std::string> context;  ///< INFO lines the check attached, paths removed
