@@ -210,12 +210,17 @@ cmake -S "$ROOT" -B "$S" "${LEAN[@]}" -DGPULAB_BACKEND=sim -DLIBTORCH_PREFIX="$T
 cmake_build "$S" "$WORK/sim-build.log" device-probe || { say "sim build failed: $WORK/sim-build.log"; exit 1; }
 say "simulator's probe built in $((SECONDS - T0)) s"
 run_probes "$S/bin/device-probe" "$WORK/sim" GPULAB_NODE="$NODE"
-# The simulator on the runtime the GPUs' LibTorch loaded (CUDA 13 follows CUDA 12's rules).
-REAL_RUNTIME=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("profile",{}).get("cuda_runtime",""))' \
+# The simulator as the same build: the real profile's CUDA when the release shipped it (a
+# pytorch.org cuXXX archive), else the release's PyPI build (the rules depend only on the
+# CUDA major version).
+REAL_CUDA=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("profile",{}).get("cuda",""))' \
   "$REAL_DIR/0.json" 2>/dev/null || true)
-SIM_RUNTIME_ENV=()
-case "$REAL_RUNTIME" in 11) SIM_RUNTIME_ENV=(GPULAB_CUDA_RUNTIME=11) ;; 1[2-9]) SIM_RUNTIME_ENV=(GPULAB_CUDA_RUNTIME=12) ;; esac
-run_rules "$S/bin/device-probe" "$WORK/sim/rules" GPULAB_NODE="$NODE" "${SIM_RUNTIME_ENV[@]}"
+SIM_BUILD_ENV=()
+if [ -n "$REAL_CUDA" ] && GPULAB_CUDA_BUILD="$REAL_CUDA" GPULAB_NODE="$NODE" GPULAB_STATE_DIR="$(mktemp -d)" \
+     "$S/bin/device-probe" profile 2>/dev/null | grep -q '"name"'; then
+  SIM_BUILD_ENV=(GPULAB_CUDA_BUILD="$REAL_CUDA")
+fi
+run_rules "$S/bin/device-probe" "$WORK/sim/rules" GPULAB_NODE="$NODE" "${SIM_BUILD_ENV[@]}"
 
 # ---- 4. The table ---------------------------------------------------------------------
 python3 - "$OUT" "$WORK" "$TEST_SUMMARY" "$TORCH" "${RULES[*]}" "${SCENARIOS[@]}" <<'PY'
@@ -275,7 +280,7 @@ rows.append(("invalid ordinal: gpulab::cuda::set_device(<count>)", get(sim0, "or
 def profile(r):
     if r is None: return None
     p = r.get("profile") or {}
-    return f"PyTorch {p['torch']} on CUDA {p['cuda_runtime']}" if "torch" in p else "error: " + str(p.get("error") or r.get("error"))
+    return p["name"] if "name" in p else "error: " + str(p.get("error") or r.get("error"))
 rows.insert(0, ("profile (linked PyTorch, CUDA runtime)", profile(sim0), profile(real0)))
 described = {"rule_guard": "contexts inside c10::DeviceGuard(cuda:D) alone",
              "rule_guard_exit": "contexts after entering and leaving c10::DeviceGuard(cuda:D)",
@@ -302,8 +307,8 @@ with open(out, "w") as f:
     f.write(f"- LibTorch: {os.path.basename(os.path.dirname(torch_prefix))}/{os.path.basename(torch_prefix)}\n")
     f.write(f"- tests (cuda backend, ctest): {tests}\n")
     f.write("- simulator: the same probe built with GPULAB_BACKEND=sim on a node file made from the "
-            "nvidia-smi line(s) above (context_mib 416, gpulab's assumption), with GPULAB_CUDA_RUNTIME set to "
-            "the GPUs' runtime for the context rules (docs/reference.md, \"Profiles\")\n\n")
+            "nvidia-smi line(s) above (context_mib 416, gpulab's assumption), as the same release's build "
+            "(GPULAB_CUDA_BUILD, docs/reference.md, \"Profiles\")\n\n")
     f.write("| scenario | simulator (prediction) | real GPU (observed) | same |\n|---|---|---|---|\n")
     for what, sim, real in rows:
         same = "" if real is None else ("yes" if sim == real else "**no**")

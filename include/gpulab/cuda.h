@@ -9,10 +9,12 @@
 /// torch.cuda's Python-only helpers for C++ (set_device, current_device, properties, …).
 namespace gpulab::cuda {
 
-/// torch.cuda.set_device: makes `index` this thread's current device. On CUDA 12 its
-/// cudaSetDevice creates the device's context at once; on CUDA 11 it does not. Before
-/// PyTorch 2.8 it does nothing when `index` is current already (set_device(0) on a fresh
-/// thread). Throws "CUDA error: invalid device ordinal".
+/// Python's torch.cuda.set_device (not C++'s c10::cuda::set_device, which differs from
+/// 2.8): makes `index` this thread's current device. On CUDA 12 and later builds its
+/// cudaSetDevice creates the device's context at once; on CUDA 11 it does not. In 2.1 to
+/// 2.7 it does nothing when `index` is current already (set_device(0) on a fresh thread);
+/// from 2.8 Python passes force=true, so it always calls cudaSetDevice. Throws
+/// "CUDA error: invalid device ordinal".
 void set_device(int index);
 
 /// torch.cuda.current_device: this thread's current device (0 on every new thread).

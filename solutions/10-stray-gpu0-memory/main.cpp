@@ -19,10 +19,10 @@
 
 constexpr int kSteps = 3;
 
-// The stretch (--hide-others): PyTorch 1.13 on CUDA 12 gives every GPU the process can see a
-// context at the first backward() (its autograd threads select each one), whatever the
-// current device. Only a GPU CUDA cannot see stays clean, so before the first CUDA call list
-// device_ids' GPUs alone: they become cuda:0, cuda:1, ... in the same order.
+// The stretch (--hide-others): whatever runs later (a library's stray call, autograd's device
+// threads, which before PyTorch 2.0 selected every GPU the process could see), only a GPU
+// CUDA cannot see stays clean. So before the first CUDA call list device_ids' GPUs alone:
+// they become cuda:0, cuda:1, ... in the same order.
 std::vector<int> hide_others(const std::vector<int>& device_ids) {
   std::vector<std::string> entries;  // what CUDA_VISIBLE_DEVICES lists now; none: every GPU
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {

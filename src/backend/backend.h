@@ -8,8 +8,8 @@
 namespace gpulab {
 
 /// The profile of this process: on the simulated node the simulator's (the linked LibTorch,
-/// GPULAB_CUDA_RUNTIME read once with CUDA_VISIBLE_DEVICES); on real GPUs the linked
-/// LibTorch and the CUDA runtime it loaded.
+/// GPULAB_CUDA_BUILD read once with CUDA_VISIBLE_DEVICES); on real GPUs the linked
+/// LibTorch and the CUDA its libtorch_cuda.so was built with.
 Profile active_profile();
 
 }  // namespace gpulab

@@ -28,14 +28,13 @@ namespace {
 
 using Json = nlohmann::json;
 
-const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "GPULAB_CUDA_RUNTIME"};
+const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "GPULAB_CUDA_BUILD"};
 
-// The software profile the lesson runs under; a bad GPULAB_CUDA_RUNTIME is reported here
+// The software profile the lesson runs under; a bad GPULAB_CUDA_BUILD is reported here
 // and again, as the lesson's error, when CUDA starts.
 Json profile_json() {
   try {
-    const Profile profile = active_profile();
-    return {{"torch", profile.torch_version()}, {"cuda_runtime", profile.cuda_runtime}};
+    return profile_to_json(active_profile());
   } catch (const std::exception& e) {
     return {{"error", e.what()}};
   }
@@ -105,9 +104,7 @@ Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<I
     const Json& profile = impl_->report["profile"];
     std::cout << fmt::format("lesson {} on node {} ({} backend), profile: {}\n", impl_->report["lesson"].get<std::string>(),
                              impl_->observer->node(), impl_->observer->backend(),
-                             profile.contains("torch") ? fmt::format("PyTorch {} on CUDA {}", profile["torch"].get<std::string>(),
-                                                                     profile["cuda_runtime"].get<int>())
-                                                       : profile["error"].get<std::string>())
+                             profile.contains("name") ? profile["name"].get<std::string>() : profile["error"].get<std::string>())
               << std::flush;
   }
 }

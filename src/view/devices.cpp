@@ -9,7 +9,7 @@ namespace gpulab::view {
 std::string render_devices_table(const DevicesListing& listing) {
   std::string out = fmt::format("node {} ({} backend): {} physical GPUs, {} visible to CUDA\n", listing.node, listing.backend,
                                 listing.physical_gpus, listing.devices.size());
-  out += fmt::format("profile: PyTorch {} on CUDA {}\n", listing.profile.torch_version(), listing.profile.cuda_runtime);
+  out += fmt::format("profile: {}\n", listing.profile.name());
   out += fmt::format("CUDA_VISIBLE_DEVICES={}  CUDA_DEVICE_ORDER={}\n\n", listing.cuda_visible_devices.value_or("(unset)"),
                      to_string(listing.device_order));
   if (listing.note) out += "note: " + *listing.note + "\n\n";
@@ -33,7 +33,7 @@ std::string render_devices_json(const DevicesListing& listing) {
   nlohmann::json report = {
       {"backend", listing.backend},
       {"node", listing.node},
-      {"profile", {{"torch", listing.profile.torch_version()}, {"cuda_runtime", listing.profile.cuda_runtime}}},
+      {"profile", profile_to_json(listing.profile)},
       {"cuda_visible_devices", listing.cuda_visible_devices ? nlohmann::json(*listing.cuda_visible_devices) : nlohmann::json(nullptr)},
       {"device_order", to_string(listing.device_order)},
       {"physical_gpus", listing.physical_gpus},

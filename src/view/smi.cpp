@@ -138,8 +138,8 @@ void host_lines(Frame& frame, const HostView& host, std::size_t host_count, cons
 }  // namespace
 
 std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>& gpus) {
-  std::string out = fmt::format("gpulab smi — node {} ({} backend), profile: PyTorch {} on CUDA {}\n", source.node,
-                                source.backend, source.profile.torch_version(), source.profile.cuda_runtime);
+  std::string out = fmt::format("gpulab smi — node {} ({} backend), profile: {}\n", source.node, source.backend,
+                                source.profile.name());
   out += fmt::format("{:<4} {:<26} {:<18} {:>22}  {}\n", "GPU", "Name", "Bus-Id", "Memory-Usage", "");
   for (const GpuView& gpu : gpus)
     out += fmt::format("{:<4} {:<26} {:<18} {:>22}  {}\n", gpu.physical_index, gpu.name, gpu.pci_bus_id,
@@ -158,7 +158,7 @@ std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>
 std::string render_smi_json(const SmiSource& source, const std::vector<GpuView>& gpus) {
   nlohmann::json out = {{"backend", source.backend},
                         {"node", source.node},
-                        {"profile", {{"torch", source.profile.torch_version()}, {"cuda_runtime", source.profile.cuda_runtime}}},
+                        {"profile", profile_to_json(source.profile)},
                         {"gpus", nlohmann::json::array()}};
   for (const GpuView& gpu : gpus) out["gpus"].push_back(gpu_json(gpu));
   return out.dump(2) + "\n";

@@ -63,7 +63,7 @@ void check_on_gpu(const Env& env, const std::vector<int>& visible, int gpu) {
 
   // The other GPUs stay untouched, except cuda:0 where a guard's restore creates a context.
   const gpulab::Profile profile = profile_of(run);
-  const std::string on_profile = "PyTorch " + profile.torch_version() + " on CUDA " + std::to_string(profile.cuda_runtime);
+  const std::string on_profile = profile.name();
   // Each op on cuda:k (k != 0) enters a device guard and restores cuda:0 when it leaves:
   // with cudaSetDevice before 2.1 (a context on CUDA 12), with MaybeSetDevice from 2.1 (none).
   const bool restore_makes_context = profile.set_device_creates_context() && profile.guard_restore_sets_device();

@@ -35,9 +35,9 @@ std::set<int> plus(std::set<int> gpus, const std::set<int>& more) {
   return gpus;
 }
 
-Env under(const char* runtime) {
+Env under(const std::string& build) {
   Env env = kReversedEnv;
-  env.emplace_back("GPULAB_CUDA_RUNTIME", runtime);
+  env.emplace_back("GPULAB_CUDA_BUILD", build);
   return env;
 }
 
@@ -46,12 +46,12 @@ Env under(const char* runtime) {
 TEST_CASE("a context appears on first allocation or work, on CUDA 12 also from set_device and a DeviceGuard, and "
           "before PyTorch 2.1 from a guard's restore",
           "[memory][contexts]") {
-  for (const char* runtime : {"11", "12"}) {
-    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
-      const auto run = probe({"contexts"}, under(runtime));
+  for (const std::string& build : cuda_builds_to_try()) {
+    DYNAMIC_SECTION("GPULAB_CUDA_BUILD=" << build) {
+      const auto run = probe({"contexts"}, under(build));
       const gpulab::Profile profile = profile_of(run.report);
-      REQUIRE(profile.cuda_runtime == std::stoi(runtime));
-      INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
+      REQUIRE(profile.cuda.text() == build);
+      INFO("profile: " << profile.name());
       const bool selecting_creates = profile.set_device_creates_context();
       const bool restore_creates = selecting_creates && profile.guard_restore_sets_device();
       const auto gpus = node().gpus;
@@ -104,9 +104,9 @@ TEST_CASE("a context appears on first allocation or work, on CUDA 12 also from s
 TEST_CASE("the current device belongs to each thread and starts at 0, so an unguarded call on a new thread "
           "creates a context on device 0",
           "[memory][contexts]") {
-  for (const char* runtime : {"11", "12"}) {
-    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
-      const auto run = probe({"threads"}, under(runtime));
+  for (const std::string& build : cuda_builds_to_try()) {
+    DYNAMIC_SECTION("GPULAB_CUDA_BUILD=" << build) {
+      const auto run = probe({"threads"}, under(build));
       const bool selecting_creates = profile_of(run.report).set_device_creates_context();
       const std::set<int> main_thread = selecting_creates ? physical({1}) : physical({});
       CHECK(contexts(run, "main thread on cuda:1") == main_thread);

@@ -115,8 +115,8 @@ TEST_CASE("a context that does not fit next to other processes' memory is not cr
   Child holder({bin("memory-hold"), "cuda:0", std::to_string(held / kMiB)}, state, tiny2);
   REQUIRE(holder.read_line() == "ready");
 
-  for (const char* runtime : {"11", "12"}) {
-    DYNAMIC_SECTION("CUDA " << runtime) {
+  for (const std::string& build : cuda_builds_to_try()) {
+    DYNAMIC_SECTION("GPULAB_CUDA_BUILD=" << build) {
       // The probe shares the holder's node state (run_process, not probe(), which isolates it).
       // Under CUDA_VISIBLE_DEVICES=1,0 the full GPU is cuda:1, so set_device(1) is a real switch.
       gpulab::ProcessOptions options;
@@ -124,11 +124,11 @@ TEST_CASE("a context that does not fit next to other processes' memory is not cr
       options.env = {{"CUDA_VISIBLE_DEVICES", "1,0"},
                      {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                      {"GPULAB_NODE", "tiny2"},
-                     {"GPULAB_CUDA_RUNTIME", runtime},
+                     {"GPULAB_CUDA_BUILD", build},
                      {"GPULAB_STATE_DIR", state}};
       const auto run = parse_run(gpulab::run_process(options));
       const gpulab::Profile profile = profile_of(run.report);
-      REQUIRE(profile.cuda_runtime == std::stoi(runtime));
+      REQUIRE(profile.cuda.text() == build);
 
       const auto set_device = run.errors("set_device");
       if (profile.set_device_creates_context()) {

@@ -1,7 +1,7 @@
 // The software profile decides which calls create contexts (docs/reference.md "Contexts and memory"): plain LibTorch
 // programs (programs/context_hold.cpp) observed from outside with `gpulab smi --json`, under
-// both CUDA runtimes (GPULAB_CUDA_RUNTIME) and the linked PyTorch — Debian's 1.13 here, 2.x
-// in the LibTorch 2.x CI stage. Expectations come from the profile smi reports, through the
+// the linked release's CUDA builds (GPULAB_CUDA_BUILD, one per CUDA major version) — PyPI's
+// 2.15 by default, Debian's 1.13 in CI's second stage. Expectations come from the profile smi reports, through the
 // rules' predicates, so each build checks its own version's rules. Also MIG: one instance
 // visible, and instances that do not share memory.
 #include <set>
@@ -19,8 +19,8 @@ namespace {
 const Env kReversed = {{"CUDA_VISIBLE_DEVICES", "7,6,5,4,3,2,1,0"}, {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
 int physical_of(int cuda_index) { return 7 - cuda_index; }
 
-Env with_runtime(Env env, const std::string& runtime) {
-  env.emplace_back("GPULAB_CUDA_RUNTIME", runtime);
+Env with_build(Env env, const std::string& build) {
+  env.emplace_back("GPULAB_CUDA_BUILD", build);
   return env;
 }
 
@@ -55,12 +55,12 @@ struct Held {
 
 TEST_CASE("a program that only enters a DeviceGuard for cuda:3 holds a context there on CUDA 12 and none on CUDA 11",
           "[memory][contexts][profile]") {
-  for (const char* runtime : {"11", "12"}) {
-    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
-      const Held held("guard", "cuda:3", with_runtime(kReversed, runtime));
+  for (const std::string& build : cuda_builds_to_try()) {
+    DYNAMIC_SECTION("GPULAB_CUDA_BUILD=" << build) {
+      const Held held("guard", "cuda:3", with_build(kReversed, build));
       const gpulab::Profile profile = held.view.profile();
-      REQUIRE(profile.cuda_runtime == std::stoi(runtime));
-      INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
+      REQUIRE(profile.cuda.text() == build);
+      INFO("profile: " << profile.name());
       // Entering the guard is cudaSetDevice(3) in every PyTorch version.
       const std::set<int> expected =
           profile.set_device_creates_context() ? std::set<int>{physical_of(3)} : std::set<int>{};
@@ -72,11 +72,11 @@ TEST_CASE("a program that only enters a DeviceGuard for cuda:3 holds a context t
 TEST_CASE("leaving a guard restores the previous device with cudaSetDevice before PyTorch 2.1, which on CUDA 12 "
           "makes a context on cuda:0 too",
           "[memory][contexts][profile]") {
-  for (const char* runtime : {"11", "12"}) {
-    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
-      const Held held("guard-exit", "cuda:3", with_runtime(kReversed, runtime));
+  for (const std::string& build : cuda_builds_to_try()) {
+    DYNAMIC_SECTION("GPULAB_CUDA_BUILD=" << build) {
+      const Held held("guard-exit", "cuda:3", with_build(kReversed, build));
       const gpulab::Profile profile = held.view.profile();
-      INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
+      INFO("profile: " << profile.name());
       std::set<int> expected;
       if (profile.set_device_creates_context()) {
         expected.insert(physical_of(3));
@@ -90,11 +90,11 @@ TEST_CASE("leaving a guard restores the previous device with cudaSetDevice befor
 TEST_CASE("torch::randn({1}, cuda:1) on a fresh thread: contexts behind cuda:0 and cuda:1 before PyTorch 2.1 on "
           "CUDA 12 (PR 94864), behind cuda:1 only otherwise",
           "[memory][contexts][profile]") {
-  for (const char* runtime : {"11", "12"}) {
-    DYNAMIC_SECTION("GPULAB_CUDA_RUNTIME=" << runtime) {
-      const Held held("randn", "cuda:1", with_runtime(kReversed, runtime));
+  for (const std::string& build : cuda_builds_to_try()) {
+    DYNAMIC_SECTION("GPULAB_CUDA_BUILD=" << build) {
+      const Held held("randn", "cuda:1", with_build(kReversed, build));
       const gpulab::Profile profile = held.view.profile();
-      INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
+      INFO("profile: " << profile.name());
       const bool stray_context = profile.set_device_creates_context() && profile.guard_restore_sets_device();
       std::set<int> expected{physical_of(1)};
       if (stray_context) expected.insert(physical_of(0));
@@ -105,12 +105,19 @@ TEST_CASE("torch::randn({1}, cuda:1) on a fresh thread: contexts behind cuda:0 a
   }
 }
 
-TEST_CASE("the runtime a build models by default is the one its PyTorch's official CUDA builds shipped with",
+TEST_CASE("by default a build models its release's PyPI wheel, and a CUDA build the release never shipped is refused",
           "[memory][profile]") {
-  const Held held("guard", "cuda:0", {{"GPULAB_CUDA_RUNTIME", std::nullopt}});
+  const Held held("guard", "cuda:0", {{"GPULAB_CUDA_BUILD", std::nullopt}});
   const gpulab::Profile profile = held.view.profile();
-  INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
-  CHECK(profile.cuda_runtime == gpulab::official_cuda_runtime(profile.torch_major, profile.torch_minor));
+  INFO("profile: " << profile.name());
+  const auto release = gpulab::shipped_release(profile.torch_major, profile.torch_minor);
+  REQUIRE(release);
+  CHECK(profile.cuda == release->pypi_default);
+
+  // No PyTorch release shipped a CUDA 10.0 build beside 11.x and later ones.
+  const auto refused = probe({"contexts"}, {{"GPULAB_CUDA_BUILD", "10.0"}});
+  INFO("report: " << refused.report.dump());
+  CHECK(refused.report.at("profile").value("error", "").find("never shipped a CUDA 10.0 build") != std::string::npos);
 }
 
 TEST_CASE("on mig-a100 with CUDA_VISIBLE_DEVICES unset, a program sees one device: GPU 0's first MIG instance",

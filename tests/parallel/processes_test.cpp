@@ -67,7 +67,7 @@ TEST_CASE("the article's setup plus an index-less torch::kCUDA puts a context on
 
   const auto stray = dp_probe({"article"});
   const gpulab::Profile profile = profile_of(stray.report);
-  INFO("profile: PyTorch " << profile.torch_version() << " on CUDA " << profile.cuda_runtime);
+  INFO("profile: " << profile.name());
   CHECK(contexts(stray, "after the step") == used);
   // synchronize() waits on the runtime's current device. Before 2.1 every guard was left
   // with cudaSetDevice(0), so that is GPU 0; from 2.1 MaybeSetDevice(0) leaves the runtime

@@ -113,8 +113,7 @@ Json properties() {
 }
 
 Json profile() {
-  const gpulab::Profile p = gpulab::active_profile();
-  return {{"torch", p.torch_version()}, {"cuda_runtime", p.cuda_runtime}};
+  return gpulab::profile_to_json(gpulab::active_profile());
 }
 
 // The rule's device D and the physical GPUs where this process has a context now.

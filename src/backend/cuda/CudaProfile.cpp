@@ -1,7 +1,8 @@
-// The software profile on real GPUs: the linked LibTorch's version and the major version
-// of the CUDA runtime it loaded (cudaRuntimeGetVersion). GPULAB_CUDA_RUNTIME plays no role
-// here: real hardware is what it is.
-#include <cuda_runtime_api.h>
+// The software profile on real GPUs: the linked LibTorch's version and the CUDA its
+// libtorch_cuda.so was built with (CUDART_VERSION there, which CUDAHooks reports). The
+// shipped-builds table and GPULAB_CUDA_BUILD play no role here: real hardware and a real
+// build are what they are.
+#include <ATen/detail/CUDAHooksInterface.h>
 
 #include "backend/linked_torch.h"
 #include "backend/backend.h"
@@ -10,9 +11,9 @@ namespace gpulab {
 
 Profile active_profile() {
   Profile profile = linked_torch_version();
-  int runtime = 0;
-  profile.cuda_runtime = cudaRuntimeGetVersion(&runtime) == cudaSuccess ? runtime / 1000
-                                                                        : official_cuda_runtime(profile.torch_major, profile.torch_minor);
+  const long cudart = at::detail::getCUDAHooks().versionCUDART();  // 13020 for CUDA 13.2
+  profile.cuda.major = static_cast<int>(cudart / 1000);
+  profile.cuda.minor = static_cast<int>(cudart % 1000 / 10);
   return profile;
 }
 

@@ -1,61 +1,47 @@
 #include "memory_support.h"
 
-#include <iomanip>
-#include <sstream>
-
 #include <catch2/catch.hpp>
+
+#include "model/cuda_messages.h"
 
 namespace gpulab::test {
 
-std::string pytorch_size(std::uint64_t bytes) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2);
-  if (bytes <= 1024) out << bytes << " bytes";
-  else if (bytes <= kMiB) out << static_cast<double>(bytes) / 1024.0 << " KiB";
-  else if (bytes <= kGiB) out << static_cast<double>(bytes) / static_cast<double>(kMiB) << " MiB";
-  else out << static_cast<double>(bytes) / static_cast<double>(kGiB) << " GiB";
-  return out.str();
-}
+std::string pytorch_size(std::uint64_t bytes) { return format_size(bytes); }
 
+// The layout (literal pieces, per release) is the model's, held to the released binaries in
+// tests/unit/model/cuda_messages_test.cpp; what these tests compute on their own is the
+// figures between the pieces.
 std::string oom_message(const Profile& profile, std::uint64_t tried, int cuda_index, std::uint64_t total,
                         std::uint64_t free, const std::vector<ProcessInUse>& processes, std::uint64_t allocated,
                         std::uint64_t reserved) {
-  const std::string head = "CUDA out of memory. Tried to allocate " + pytorch_size(tried);
-  const std::string gpu = std::to_string(cuda_index);
-  if (!profile.torch_at_least(2, 1))  // c10/cuda/CUDACachingAllocator.cpp, 1.13 and 2.0
-    return head + " (GPU " + gpu + "; " + pytorch_size(total) + " total capacity; " + pytorch_size(allocated) +
-           " already allocated; " + pytorch_size(free) + " free; " + pytorch_size(reserved) +
-           " reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb "
-           "to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF";
-  // From 2.1 (PR 99699): NVML's processes, and "capacty" (sic) in 2.1 itself.
-  std::string text = head + ". GPU " + gpu + (profile.torch_at_least(2, 2) ? " has a total capacity of " : " has a total capacty of ") +
-                     pytorch_size(total) + " of which " + pytorch_size(free) + " is free. ";
-  for (const auto& process : processes)
-    text += (process.pid == 0 ? std::string("Including non-PyTorch memory, this process")
-                              : "Process " + std::to_string(process.pid)) +
-            " has " + pytorch_size(process.bytes) + " memory in use. ";
-  text += "Of the allocated memory " + pytorch_size(allocated) + " is allocated by PyTorch, and " +
-          pytorch_size(reserved - allocated) + " is reserved by PyTorch but unallocated. If reserved but unallocated "
-          "memory is large try setting ";
-  if (!profile.torch_at_least(2, 2))
-    return text + "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
-                  "PYTORCH_CUDA_ALLOC_CONF";
-  text += "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
-          "Management  (";
-  if (!profile.torch_at_least(2, 11)) return text + "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
-  return text + "https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+  OomFigures figures;
+  figures.cuda_index = cuda_index;
+  figures.tried = tried;
+  figures.total = total;
+  figures.free = free;
+  figures.allocated = allocated;
+  figures.reserved = reserved;
+  for (const ProcessInUse& process : processes) figures.processes.push_back({process.pid, process.pid == 0, process.bytes});
+  return out_of_memory_message(profile, figures);
+}
+
+std::vector<std::string> cuda_builds_to_try() {
+  const auto linked = parse_torch_version(GPULAB_LINKED_TORCH);
+  const auto release = linked ? shipped_release(linked->torch_major, linked->torch_minor) : std::nullopt;
+  INFO("linked LibTorch " << GPULAB_LINKED_TORCH);
+  REQUIRE(release);
+  std::vector<std::string> builds;
+  for (const CudaVersion& build : builds_per_cuda_major(*release)) builds.push_back(build.text());
+  return builds;
 }
 
 Profile profile_of(const nlohmann::json& report) {
   INFO("report: " << report.dump());
   REQUIRE(report.contains("profile"));
   const auto& profile = report.at("profile");
-  REQUIRE(profile.contains("torch"));
-  const auto parsed = parse_torch_version(profile.at("torch").get<std::string>());
+  const auto parsed = profile_from_json(profile);
   REQUIRE(parsed);
-  Profile result = *parsed;
-  result.cuda_runtime = profile.at("cuda_runtime").get<int>();
-  return result;
+  return *parsed;
 }
 
 std::string bin(const std::string& name) { return bin_dir() + "/" + name; }

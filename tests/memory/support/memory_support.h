@@ -48,12 +48,15 @@ struct ProcessInUse {
   int pid = 0;  ///< 0: the process that failed ("Including non-PyTorch memory, this process")
   std::uint64_t bytes = 0;
 };
-/// PyTorch's out-of-memory message in the profile's form (1.13/2.0, 2.1, 2.2–2.10, 2.11 on),
-/// docs/reference.md "Messages gpulab reproduces verbatim". `total` is the total capacity (cudaMemGetInfo's); 1.13's form lists no
-/// processes.
+/// PyTorch's out-of-memory message in the profile's form (model/cuda_messages.h) with these
+/// figures. `total` is the total capacity (cudaMemGetInfo's); 1.13's form lists no processes.
 std::string oom_message(const Profile& profile, std::uint64_t tried, int cuda_index, std::uint64_t total,
                         std::uint64_t free, const std::vector<ProcessInUse>& processes, std::uint64_t allocated,
                         std::uint64_t reserved);
+
+/// GPULAB_CUDA_BUILD values each profile-dependent case runs under: the linked release's
+/// builds_per_cuda_major (model/profile.h), so every rule's variants the release shipped.
+std::vector<std::string> cuda_builds_to_try();
 
 /// The software profile a report or `gpulab smi --json` states (its "profile" object).
 Profile profile_of(const nlohmann::json& report);

@@ -7,6 +7,7 @@
 
 #include "backend/sim/runtime/caching_allocator.h"
 #include "backend/sim/runtime/host_memory.h"
+#include "model/cuda_messages.h"
 
 using gpulab::sim::CachingAllocator;
 
@@ -252,7 +253,7 @@ TEST_CASE("destroying the allocator returns every segment, live blocks included"
 }
 
 TEST_CASE("sizes are formatted as PyTorch's memory messages format them", "[allocator]") {
-  using gpulab::sim::format_size;
+  using gpulab::format_size;
   CHECK(format_size(512) == "512 bytes");
   CHECK(format_size(1024) == "1024 bytes");
   CHECK(format_size(2048) == "2.00 KiB");

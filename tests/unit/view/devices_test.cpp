@@ -20,7 +20,7 @@ DevicesListing two_of_eight() {
   listing.profile.torch_major = 1;
   listing.profile.torch_minor = 13;
   listing.profile.torch_patch = 1;
-  listing.profile.cuda_runtime = 11;
+  listing.profile.cuda = {11, 7};
   listing.cuda_visible_devices = "3,1";
   listing.device_order = DeviceOrder::PciBusId;
   listing.physical_gpus = 8;
@@ -36,7 +36,7 @@ TEST_CASE("devices table: the counts, the profile, the variables and a row per C
   const auto lines = lines_of(text);
   REQUIRE(lines.size() == 7);
   CHECK(lines[0] == "node dgx-a100 (sim backend): 8 physical GPUs, 2 visible to CUDA");
-  CHECK(lines[1] == "profile: PyTorch 1.13.1 on CUDA 11");
+  CHECK(lines[1] == "profile: PyTorch 1.13.1 (CUDA 11.7 build)");
   CHECK(lines[2] == "CUDA_VISIBLE_DEVICES=3,1  CUDA_DEVICE_ORDER=PCI_BUS_ID");
   CHECK(lines[3].empty());
   CHECK(lines[4].rfind("CUDA     physical   name", 0) == 0);
@@ -62,6 +62,7 @@ TEST_CASE("devices --json: the same facts, null for an unset variable, the note 
   auto doc = nlohmann::json::parse(render_devices_json(two_of_eight()));
   CHECK(doc["node"] == "dgx-a100");
   CHECK(doc["profile"]["torch"] == "1.13.1");
+  CHECK(doc["profile"]["cuda"] == "11.7");
   CHECK(doc["cuda_visible_devices"] == "3,1");
   CHECK(doc["device_order"] == "PCI_BUS_ID");
   CHECK(doc["physical_gpus"] == 8);

@@ -21,7 +21,7 @@ Profile torch_2_4_on_cuda_12() {
   profile.torch_major = 2;
   profile.torch_minor = 4;
   profile.torch_patch = 1;
-  profile.cuda_runtime = 12;
+  profile.cuda = {12, 1};
   return profile;
 }
 
@@ -50,7 +50,7 @@ const SmiSource kDgx{"dgx-a100", "sim", torch_2_4_on_cuda_12()};
 
 TEST_CASE("smi table: the node and profile, a row per physical GPU with its bar, a row per process", "[view][smi]") {
   const std::string text = render_smi_table(kDgx, two_gpus());
-  CHECK(lines_of(text).front() == "gpulab smi — node dgx-a100 (sim backend), profile: PyTorch 2.4.1 on CUDA 12");
+  CHECK(lines_of(text).front() == "gpulab smi — node dgx-a100 (sim backend), profile: PyTorch 2.4.1 (CUDA 12.1 build)");
   const std::string gpu0 = line_with(text, "00000000:07:00.0");
   CHECK(gpu0.rfind("0    NVIDIA A100-SXM4-80GB", 0) == 0);
   CHECK(contains(gpu0, "2048MiB / 81920MiB"));
@@ -80,7 +80,8 @@ TEST_CASE("smi --json: every GPU with its processes, MIG instances only on a MIG
   CHECK(doc["backend"] == "sim");
   CHECK(doc["node"] == "dgx-a100");
   CHECK(doc["profile"]["torch"] == "2.4.1");
-  CHECK(doc["profile"]["cuda_runtime"] == 12);
+  CHECK(doc["profile"]["cuda"] == "12.1");
+  CHECK(doc["profile"]["name"] == "PyTorch 2.4.1 (CUDA 12.1 build)");
   REQUIRE(doc["gpus"].size() == 2);
   CHECK(doc["gpus"][0]["pci_bus_id"] == "00000000:07:00.0");
   CHECK(doc["gpus"][0]["used_bytes"] == 2 * kGiB);

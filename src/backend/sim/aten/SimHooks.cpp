@@ -57,7 +57,10 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
   }
   bool hasCUDART() const override { return true; }
   /// The profile's runtime, as cudaRuntimeGetVersion encodes it (12.0 -> 12000).
-  long versionCUDART() const override { return 1000L * Driver::current_profile().cuda_runtime; }
+  long versionCUDART() const override {  // CUDART_VERSION's form: 13020 for CUDA 13.2
+    const CudaVersion cuda = Driver::current_profile().cuda;
+    return 1000L * cuda.major + 10L * cuda.minor;
+  }
   std::string showConfig() const override {
     return "gpulab simulated CUDA backend on node '" + driver().node().name + "'\n";
   }

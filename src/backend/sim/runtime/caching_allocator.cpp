@@ -1,7 +1,5 @@
 #include "caching_allocator.h"
 
-#include <iomanip>
-#include <sstream>
 
 namespace gpulab::sim {
 namespace {
@@ -155,16 +153,6 @@ void CachingAllocator::empty_cache() {
 AllocatorStats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> guard(mutex_);
   return stats_;
-}
-
-std::string format_size(std::uint64_t bytes) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2);
-  if (bytes <= 1024) out << bytes << " bytes";
-  else if (bytes <= 1048576) out << static_cast<double>(bytes) / 1024.0 << " KiB";
-  else if (bytes <= 1073741824ull) out << static_cast<double>(bytes) / 1048576.0 << " MiB";
-  else out << static_cast<double>(bytes) / 1073741824.0 << " GiB";
-  return out.str();
 }
 
 }  // namespace gpulab::sim

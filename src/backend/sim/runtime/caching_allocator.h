@@ -74,7 +74,4 @@ class CachingAllocator {
   AllocatorStats stats_;
 };
 
-/// PyTorch's size formatting in memory messages: "512 bytes", "2.00 KiB", "20.00 MiB", "1.50 GiB".
-std::string format_size(std::uint64_t bytes);
-
 }  // namespace gpulab::sim

@@ -1,10 +1,12 @@
 #include "driver.h"
 
 #include <cstdlib>
+#include <stdexcept>
 
 #include <unistd.h>
 
 #include "host_memory.h"
+#include "model/cuda_messages.h"
 
 namespace gpulab::sim {
 namespace {
@@ -24,6 +26,17 @@ std::optional<std::string> read_env(const char* name) {
   return std::string(value);
 }
 }  // namespace
+
+const char* error_name(Error error) {
+  switch (error) {
+    case Error::Success: return "cudaSuccess";
+    case Error::InvalidValue: return "cudaErrorInvalidValue";
+    case Error::MemoryAllocation: return "cudaErrorMemoryAllocation";
+    case Error::NoDevice: return "cudaErrorNoDevice";
+    case Error::InvalidDevice: return "cudaErrorInvalidDevice";
+  }
+  return "cudaErrorUnknown";
+}
 
 const char* error_string(Error error) {
   switch (error) {
@@ -52,7 +65,13 @@ void Driver::set_torch_version(int major, int minor, int patch) {
 
 Profile Driver::current_profile() {
   if (initialized()) return get().profile();
-  return make_profile(g_torch_major, g_torch_minor, g_torch_patch, std::getenv("GPULAB_CUDA_RUNTIME"));
+  // The variable's old name chose a runtime major version, also for builds that never
+  // shipped (1.13 on CUDA 12): say what replaced it rather than ignore it.
+  if (const char* old = std::getenv("GPULAB_CUDA_RUNTIME"))
+    throw std::invalid_argument(std::string("GPULAB_CUDA_RUNTIME=") + old +
+                                " is no longer read: set GPULAB_CUDA_BUILD to one of the linked PyTorch's official CUDA "
+                                "builds (e.g. 12.8), or unset it for PyPI's default build");
+  return make_profile(g_torch_major, g_torch_minor, g_torch_patch, std::getenv("GPULAB_CUDA_BUILD"));
 }
 
 Driver::Driver()
@@ -102,7 +121,9 @@ int Driver::current_device() { return t_target_device >= 0 ? t_target_device : t
 Error Driver::set_device(int index) {
   if (const Error error = check_device(index); error != Error::Success) return error;
   t_target_device = -1;
-  if (profile_.set_device_zero_on_fresh_thread_is_noop() && index == t_cuda_device) return Error::Success;
+  // torch.cuda.set_device: c10::cuda::set_device(index, force) with force=true from 2.8.
+  if (profile_.set_device_skips_current(profile_.python_set_device_forces()) && index == t_cuda_device)
+    return Error::Success;
   return cuda_set_device(index);
 }
 
@@ -117,14 +138,15 @@ Error Driver::exchange_device(int index, int* previous) {
 }
 
 Error Driver::guard_set_device(int index) {
-  if (profile_.guard_restore_sets_device()) return cuda_set_device(index);
   if (const Error error = check_device(index); error != Error::Success) return error;
   t_target_device = -1;
-  return index == t_cuda_device ? Error::Success : cuda_set_device(index);
+  // c10::cuda::SetDevice: from 2.1 nothing when the runtime is on `index` already.
+  if (profile_.set_device_skips_current(false) && index == t_cuda_device) return Error::Success;
+  return cuda_set_device(index);
 }
 
 Error Driver::maybe_set_device(int index) {
-  if (profile_.guard_restore_sets_device()) return cuda_set_device(index);
+  if (profile_.guard_restore_sets_device()) return guard_set_device(index);
   if (const Error error = check_device(index); error != Error::Success) return error;
   if (has_context(index)) return guard_set_device(index);
   t_target_device = index;
@@ -224,51 +246,24 @@ void* Driver::allocate(int index, std::size_t bytes, std::string* oom_message) {
 std::string Driver::out_of_memory_message(int index, std::size_t alloc_bytes) {
   const int physical = physical_index(index);
   const int instance = device(index).mig_index;
-  const std::uint64_t total = capacity_bytes(index);
   const int self = static_cast<int>(getpid());
+  const AllocatorStats s = stats(index);
+  OomFigures figures;
+  figures.cuda_index = index;
+  figures.tried = alloc_bytes;
+  figures.total = capacity_bytes(index);
+  figures.allocated = s.allocated_bytes;
+  figures.reserved = s.reserved_bytes;
   std::uint64_t used = 0;
-  std::string processes;
   for (const ProcessUsage& process : state_->processes()) {
     if (process.instance_on(physical) != instance) continue;
     const std::uint64_t bytes = process.used_bytes.at(static_cast<std::size_t>(physical));
     used += bytes;
     if (bytes == 0 && ((process.context_mask >> physical) & 1u) == 0) continue;
-    processes += process.pid == self ? std::string("Including non-PyTorch memory, this process")
-                                     : "Process " + std::to_string(process.pid);
-    processes += " has " + format_size(bytes) + " memory in use. ";
+    figures.processes.push_back({process.pid, process.pid == self, bytes});
   }
-  const std::string free_text = format_size(used >= total ? 0 : total - used);
-  const AllocatorStats s = stats(index);
-  const std::string gpu = std::to_string(index);
-  const std::string head = "CUDA out of memory. Tried to allocate " + format_size(alloc_bytes);
-  const std::string tail = "Of the allocated memory " + format_size(s.allocated_bytes) +
-                           " is allocated by PyTorch, and " + format_size(s.reserved_bytes - s.allocated_bytes) +
-                           " is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting ";
-  switch (profile_.oom_text_form()) {
-    case OomTextForm::Torch113:
-      return head + " (GPU " + gpu + "; " + format_size(total) + " total capacity; " + format_size(s.allocated_bytes) +
-             " already allocated; " + free_text + " free; " + format_size(s.reserved_bytes) +
-             " reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
-             "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
-             "PYTORCH_CUDA_ALLOC_CONF";
-    case OomTextForm::Torch21:
-      return head + ". GPU " + gpu + " has a total capacty of " + format_size(total) + " of which " + free_text +
-             " is free. " + processes + tail +
-             "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
-             "PYTORCH_CUDA_ALLOC_CONF";
-    case OomTextForm::Torch22:
-      return head + ". GPU " + gpu + " has a total capacity of " + format_size(total) + " of which " + free_text +
-             " is free. " + processes + tail +
-             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
-             "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
-    case OomTextForm::Torch211:
-      break;
-  }
-  return head + ". GPU " + gpu + " has a total capacity of " + format_size(total) + " of which " + free_text +
-         " is free. " + processes + tail +
-         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
-         "Memory Management  (https://docs.pytorch.org/docs/stable/notes/"
-         "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)";
+  figures.free = used >= figures.total ? 0 : figures.total - used;
+  return gpulab::out_of_memory_message(profile_, figures);
 }
 
 void Driver::release(int index, void* ptr) { allocators_.at(static_cast<std::size_t>(index))->release(ptr); }

@@ -1,6 +1,6 @@
 // The simulated CUDA driver: one per process, created at the process's first CUDA use,
 // like cuInit. It reads GPULAB_NODE, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and
-// GPULAB_CUDA_RUNTIME exactly once, then owns the visible devices, the per-thread current
+// GPULAB_CUDA_BUILD exactly once, then owns the visible devices, the per-thread current
 // device, the contexts and one caching allocator per device. Its API mirrors the CUDA
 // runtime (cudaSetDevice, cudaMalloc...) and PyTorch's c10::cuda device functions
 // (SetDevice, ExchangeDevice, MaybeSetDevice), whose behaviour the software profile
@@ -34,19 +34,21 @@ enum class Error : int {
 
 /// cudaGetErrorString's text for an error ("invalid device ordinal", ...).
 const char* error_string(Error error);
+/// cudaGetErrorName's: "cudaErrorInvalidDevice", ...
+const char* error_name(Error error);
 
 class Driver {
  public:
   /// The process's driver, created on first call from the environment at that moment.
   /// Throws NodeError (or std::runtime_error, std::invalid_argument) when the node, its
-  /// state or GPULAB_CUDA_RUNTIME is unusable.
+  /// state or GPULAB_CUDA_BUILD is unusable.
   static Driver& get();
   /// True once get() has succeeded: CUDA is initialised and the environment is frozen.
   static bool initialized();
   /// The PyTorch version the simulator stands behind (the linked LibTorch's); set by the
   /// LibTorch adapters before the driver is created.
   static void set_torch_version(int major, int minor, int patch);
-  /// The profile a driver created now would have (reads GPULAB_CUDA_RUNTIME); the
+  /// The profile a driver created now would have (reads GPULAB_CUDA_BUILD); the
   /// driver's own once it exists.
   static Profile current_profile();
 
@@ -72,8 +74,9 @@ class Driver {
   /// c10::cuda::current_device: the device PyTorch considers current — the one a guard
   /// restore only recorded (PyTorch >= 2.1), else cudaGetDevice.
   static int current_device();
-  /// torch.cuda.set_device. Skips cudaSetDevice when `index` is already the thread's
-  /// device, before PyTorch 2.8.
+  /// torch.cuda.set_device (Python's, not C++'s c10::cuda::set_device): skips
+  /// cudaSetDevice when `index` is already the thread's device in 2.1-2.7; from 2.8 it
+  /// passes force=true, and 1.13/2.0 never skipped.
   Error set_device(int index);
   /// Entering a device guard (ExchangeDevice): cudaSetDevice(index) unless `index` is
   /// current. `previous` receives the device to restore.
@@ -81,8 +84,9 @@ class Driver {
   /// A guard's setDevice (DeviceGuard::set_device, autograd's device threads):
   /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1.
   Error guard_set_device(int index);
-  /// Leaving a device guard: cudaSetDevice(index) before 2.1; from 2.1 MaybeSetDevice,
-  /// which only records `index` when it has no context (PR 94864).
+  /// Leaving a device guard: cudaSetDevice(index) before 2.1 and in CUDA 11 builds; from
+  /// 2.1 on CUDA 12+ MaybeSetDevice, which only records `index` when it has no context
+  /// (PR 94864).
   Error maybe_set_device(int index);
 
   /// Creates the device's primary context if it has none (first allocation or work there).
