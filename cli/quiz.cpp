@@ -83,14 +83,16 @@ bool play_round(QuizTerminal& terminal, tutor::Draw& draw, int round, int rounds
   if (!answer) return false;
   const auto& [given, line] = *answer;
   const bool right = tutor::correct(given, truth);
+  const bool scored = !tutor::rests_on_fastest_first(s, node);
   out << "  result: " << (right ? terminal.paint("32", "correct") : terminal.paint("31", "incorrect"))
       << (given.kind == QuizAnswer::kUnparsable ? fmt::format(" (could not read '{}': expected {})", line, tutor::kExpectedAnswer) : "")
+      << (scored ? "" : " (not scored: the answer rests on gpulab's model of FASTEST_FIRST, not a documented CUDA rule)")
       << '\n';
   out << "  truth: " << tutor::truth_text(truth) << '\n';
   if (truth.error) out << "  error: " << truth.message << '\n';
   const std::string why = tutor::why_text(s, node, truth);
   out << "  why: " << why << '\n';
-  results.push_back(tutor::round_json(round, s, line, truth, right, why));
+  results.push_back(tutor::round_json(round, s, line, truth, right, scored, why));
   return true;
 }
 
@@ -101,7 +103,7 @@ void run_quiz(const QuizOptions& options) {
   terminal.out() << fmt::format("seed {} — replay with --seed {}\n", seed, seed);
   tutor::Draw draw(seed);
   nlohmann::json rounds = nlohmann::json::array();
-  int score = 0, asked = 0;
+  int score = 0, asked = 0, scored = 0;
   bool ended_early = false;
   for (int round = 1; round <= options.rounds; ++round) {
     if (!play_round(terminal, draw, round, options.rounds, rounds)) {
@@ -110,11 +112,18 @@ void run_quiz(const QuizOptions& options) {
       break;
     }
     ++asked;
+    if (!rounds.back().at("scored").get<bool>()) continue;
+    ++scored;
     score += rounds.back().at("correct").get<bool>() ? 1 : 0;
   }
-  terminal.out() << fmt::format("\nscore: {}/{}\n", score, asked);
+  terminal.out() << fmt::format("\nscore: {}/{}\n", score, scored);
+  if (scored < asked)
+    terminal.out() << fmt::format("({} of {} rounds rested on gpulab's model of FASTEST_FIRST and were not scored)\n",
+                                  asked - scored, asked);
   if (options.json)
-    std::cout << nlohmann::json{{"seed", seed}, {"rounds", rounds}, {"score", score}, {"asked", asked}, {"ended_early", ended_early}}.dump(2)
+    std::cout << nlohmann::json{{"seed", seed},   {"rounds", rounds},   {"score", score},
+                                {"asked", asked}, {"scored", scored}, {"ended_early", ended_early}}
+                     .dump(2)
               << '\n';
 }
 

@@ -87,8 +87,9 @@ std::string visibility_why(const QuizScenario& s, const Node& node) {
   // On unlike GPUs CUDA_DEVICE_ORDER decides what an index counts in.
   if (!all_alike(node) && !names_uuids(s) && !(s.visible && s.visible->empty()))
     why += order == DeviceOrder::PciBusId ? " (indices count in PCI_BUS_ID order, nvidia-smi's numbering)"
-                                          : " (indices count in FASTEST_FIRST order, CUDA's default: the fastest GPU first, "
-                                            "the rest in PCI order)";
+                                          : " (indices count in FASTEST_FIRST order, CUDA's default; NVIDIA documents only "
+                                            "\"fastest first\", and the order here is gpulab's model of what is observed: "
+                                            "higher compute capability, then more SMs, ties in PCI order)";
   return why;
 }
 
@@ -327,13 +328,18 @@ QuizAnswer parse_answer(const std::string& typed) {
   return {QuizAnswer::kGpus, int_list(*canonical)};
 }
 
+bool rests_on_fastest_first(const QuizScenario& s, const Node& node) {
+  if (all_alike(node) || names_uuids(s) || (s.visible && s.visible->empty())) return false;
+  return parse_device_order(s.order ? s.order->c_str() : nullptr) == DeviceOrder::FastestFirst;
+}
+
 bool correct(const QuizAnswer& answer, const QuizTruth& truth) {
   if (truth.error) return answer.kind == QuizAnswer::kError;
   return answer.kind == QuizAnswer::kGpus && answer.gpus == truth.gpus;
 }
 
 nlohmann::json round_json(int round, const QuizScenario& s, const std::string& answer, const QuizTruth& truth,
-                          bool right, const std::string& why) {
+                          bool right, bool scored, const std::string& why) {
   const auto optional = [](const std::optional<std::string>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
   nlohmann::json json = {{"round", round},
                          {"node", s.node},
@@ -343,6 +349,7 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
                          {"truth", truth_text(truth)},
                          {"error", truth.error ? nlohmann::json(truth.message) : nlohmann::json()},
                          {"correct", right},
+                         {"scored", scored},
                          {"why", why}};
   auto& scenario = json["scenario"] = {{"code", code_name(s.code)}};
   if (s.code == QuizCode::kDataParallel) {

@@ -90,6 +90,10 @@ QuizTruth truth_of(const QuizScenario& s, const Report& report);
 std::string truth_text(const QuizTruth& truth);
 /// One line of why, in the terms of what the probe observed.
 std::string why_text(const QuizScenario& s, const Node& node, const QuizTruth& truth);
+/// The answer rests on the order of unlike GPUs under FASTEST_FIRST (CUDA's default). NVIDIA
+/// documents only "fastest device first"; the order the node gives is gpulab's model of an
+/// observed heuristic, not a CUDA fact, so such a round is shown but not scored.
+bool rests_on_fastest_first(const QuizScenario& s, const Node& node);
 
 // ---- answers -------------------------------------------------------------------------------
 
@@ -108,6 +112,6 @@ bool correct(const QuizAnswer& answer, const QuizTruth& truth);
 
 /// One round as --json lists it.
 nlohmann::json round_json(int round, const QuizScenario& s, const std::string& answer, const QuizTruth& truth,
-                          bool right, const std::string& why);
+                          bool right, bool scored, const std::string& why);
 
 }  // namespace gpulab::tutor

@@ -82,3 +82,23 @@ TEST_CASE("the truth is read from the probe's report", "[quiz]") {
   const std::string why = why_text(s, quiz_node(s.node), truth);
   CHECK(why.find("this process sees cuda:0 = GPU 2, cuda:1 = GPU 3; cuda:1 is GPU 3") != std::string::npos);
 }
+
+TEST_CASE("a round whose answer rests on FASTEST_FIRST's order of unlike GPUs is not graded as CUDA fact",
+          "[unit][quiz]") {
+  const Node mixed = quiz_node("workstation-mixed");
+  const Node dgx = quiz_node("dgx-a100");
+  QuizScenario s;
+  s.node = "workstation-mixed";
+  s.visible = "0,1";
+  CHECK(rests_on_fastest_first(s, mixed));  // CUDA_DEVICE_ORDER unset: FASTEST_FIRST
+  s.order = "FASTEST_FIRST";
+  CHECK(rests_on_fastest_first(s, mixed));
+  s.order = "PCI_BUS_ID";
+  CHECK_FALSE(rests_on_fastest_first(s, mixed));
+  s.order.reset();
+  s.visible = "";
+  CHECK_FALSE(rests_on_fastest_first(s, mixed));  // no GPU: no order to rest on
+  s.node = "dgx-a100";
+  s.visible.reset();
+  CHECK_FALSE(rests_on_fastest_first(s, dgx));  // alike GPUs
+}
