@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fetch a LibTorch 2.x from PyPI's `torch` wheel (the only LibTorch 2.x source
-# reachable here) and print the CMake prefix (for CMAKE_PREFIX_PATH / -DLIBTORCH_PREFIX)
-# on stdout. Progress goes to stderr. Idempotent: a finished unpack is reused.
+# Fetch gpulab's default LibTorch, PyPI's `torch` wheel (pinned by version and hash), and
+# print the CMake prefix (for CMAKE_PREFIX_PATH / -DLIBTORCH_PREFIX) on stdout. Progress
+# goes to stderr. Idempotent: a finished unpack is reused. `./gpulab setup` calls it.
 #
 #   prefix=$(tools/fetch-libtorch2.sh)          # -> $GPULAB_CACHE/libtorch-<ver>/torch
 #   prefix=$(tools/fetch-libtorch2.sh --cuda)   # also nvml.h (-> <prefix>/../nvml/include),
@@ -23,11 +23,39 @@ TORCH_VERSION="${GPULAB_TORCH_VERSION:-2.15.0}"
 # without a CUDA toolkit. Adjust together with TORCH_VERSION.
 CUDA_RT_VERSION="${GPULAB_CUDA_RT_VERSION:-13.2.86}"
 
+# The pinned files' sha256 (pip --require-hashes): a changed or corrupted download fails
+# instead of building gpulab on it. Another GPULAB_TORCH_VERSION is fetched unpinned.
+declare -A PINNED=(
+  [torch-2.15.0]=48c2d861134c0b5697c7602cb5ffa68f62a2989fdcd1717e593356f67996ca1e
+  [nvidia-cuda-runtime-13.2.86]=3498247680dfddce31bad102af7e3e26fc795342a3cac64722bb0fa95e7f60f0
+  [nvidia-cuda-cupti-13.2.86]=8fa29f15dd8336181f961764d9d95236fc6b931dd0c8fcf8cd70aab0c310b586
+  [nvidia-nvml-dev-13.2.86]=7521790e56a3eae3e3fbdaa555a66ff4159e7bc45b5d5a84f14f2e5951367603
+)
+
 CACHE="${GPULAB_CACHE:-$HOME/.cache/gpulab}"
 DEST="$CACHE/libtorch-$TORCH_VERSION"
 WHEELS="$CACHE/wheels"
 
 log() { echo "fetch-libtorch2: $*" >&2; }
+
+# download <name> <version> [what]: the wheel into $WHEELS, by hash when pinned; pip shows
+# its progress bar when stderr is a terminal.
+download() {
+  local name="$1" version="$2" what="${3:-}" req
+  req="$(mktemp)"
+  local hash="${PINNED[$name-$version]:-}"
+  if [ -n "$hash" ]; then
+    echo "$name==$version --hash=sha256:$hash" >"$req"
+  else
+    log "warning: $name==$version is not pinned by hash in $0"
+    echo "$name==$version" >"$req"
+  fi
+  log "downloading $name==$version${what:+ ($what)}"
+  local pinned=(); [ -n "$hash" ] && pinned=(--require-hashes)
+  python3 -m pip download --no-deps --only-binary=:all: "${PIP_TAGS[@]}" "${pinned[@]}" --progress-bar on \
+    --disable-pip-version-check -d "$WHEELS" -r "$req" >&2 || { rm -f "$req"; log "error: could not download $name==$version"; exit 1; }
+  rm -f "$req"
+}
 
 ensure_pip() {
   if ! python3 -m pip --version >/dev/null 2>&1; then
@@ -44,11 +72,7 @@ cuda_extras() {
   [ -f "$header" ] && return 0
   ensure_pip
   mkdir -p "$WHEELS"
-  if ! compgen -G "$WHEELS/nvidia_nvml_dev-${CUDA_RT_VERSION}-*.whl" >/dev/null; then
-    log "downloading nvidia-nvml-dev==$CUDA_RT_VERSION"
-    python3 -m pip download --no-deps --only-binary=:all: "${PIP_TAGS[@]}" \
-      --disable-pip-version-check -d "$WHEELS" "nvidia-nvml-dev==$CUDA_RT_VERSION" >&2
-  fi
+  compgen -G "$WHEELS/nvidia_nvml_dev-${CUDA_RT_VERSION}-*.whl" >/dev/null || download nvidia-nvml-dev "$CUDA_RT_VERSION"
   mkdir -p "$DEST/nvml/include"
   python3 - "$header" "$WHEELS" "$CUDA_RT_VERSION" <<'PY'
 import glob, os, sys, zipfile
@@ -78,16 +102,11 @@ fi
 ensure_pip
 
 mkdir -p "$WHEELS"
-fetch() { # fetch <glob> <requirement>: skip pip (network) when the wheel is cached
-  if ! compgen -G "$WHEELS/$1" >/dev/null; then
-    log "downloading $2 (torch is ~540 MB)"
-    python3 -m pip download --no-deps --only-binary=:all: "${PIP_TAGS[@]}" \
-      --disable-pip-version-check -d "$WHEELS" "$2" >&2
-  fi
-}
-fetch "torch-${TORCH_VERSION}-*.whl" "torch==$TORCH_VERSION"
-fetch "nvidia_cuda_runtime-${CUDA_RT_VERSION}-*.whl" "nvidia-cuda-runtime==$CUDA_RT_VERSION"
-fetch "nvidia_cuda_cupti-${CUDA_RT_VERSION}-*.whl" "nvidia-cuda-cupti==$CUDA_RT_VERSION"
+# A cached wheel is used as it is (pip checked its hash when it came); pip is asked only
+# for a missing one.
+compgen -G "$WHEELS/torch-${TORCH_VERSION}-*.whl" >/dev/null || download torch "$TORCH_VERSION" "about 540 MB, once"
+compgen -G "$WHEELS/nvidia_cuda_runtime-${CUDA_RT_VERSION}-*.whl" >/dev/null || download nvidia-cuda-runtime "$CUDA_RT_VERSION"
+compgen -G "$WHEELS/nvidia_cuda_cupti-${CUDA_RT_VERSION}-*.whl" >/dev/null || download nvidia-cuda-cupti "$CUDA_RT_VERSION"
 
 # Unpack into a temp dir and rename, so an interrupted run never looks finished.
 TMP="$DEST.tmp.$$"
