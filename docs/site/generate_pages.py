@@ -127,7 +127,7 @@ def companion_page(root, manifest, groups):
            "written against PyTorch 1.4. Every claim it makes is below: the article's words "
            "(translated), the verdict today, the lesson that demonstrates it and the sources. "
            "Verdicts: **true**; **false**; **true only for PyTorch 1.4**; **depends on the "
-           "profile** (the PyTorch version and CUDA runtime, \\ref profiles \"Profiles\"). "
+           "profile** (the PyTorch build: release and CUDA version, \\ref profiles \"Profiles\"). "
            "The rules behind them: \\ref how_cuda_picks.\n\n"
            "Generated from docs/article-claims.md and the \"claims\" of lessons/manifest.json.\n"]
     for g in groups:

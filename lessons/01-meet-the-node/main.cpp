@@ -1,6 +1,6 @@
 // Lesson 01 — Meet the node: which GPUs can this process use? (article claims A1.2, A3.3)
 //
-// nvidia-smi lists every GPU in the machine; CUDA shows a process only those that
+// nvidia-smi on the host lists every GPU in the machine; CUDA shows a process only those that
 // CUDA_VISIBLE_DEVICES lets through, renumbered from 0. Count both, then put x on the first
 // GPU this process may use — or on the CPU, saying why, when it may use none.
 #include <string>

@@ -1,6 +1,6 @@
 // Lesson 02 — Which physical GPU is cuda:i? (article claims A1.2, A2.6)
 //
-// nvidia-smi numbers every GPU of the node; CUDA numbers only the GPUs this process can see,
+// nvidia-smi on the host numbers every GPU of the node; CUDA numbers only the GPUs this process can see,
 // from 0. Put a tensor on every GPU the process can see, and say for each cuda:i which GPU
 // nvidia-smi shows it as.
 #include <string>

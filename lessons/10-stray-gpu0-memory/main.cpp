@@ -24,9 +24,9 @@ int main(int argc, char** argv) {
     // TODO: nvidia-smi must show this process only on the GPUs device_ids names (physical
     //       GPUs 2 and 3 here), with a CUDA context on no other GPU. Keep the training loop
     //       as it is: moving a batch with torch::kCUDA is what real code does.
-    // STRETCH: run with --hide-others: then no GPU outside device_ids may get a context even under
-    //          PyTorch 1.13 on CUDA 12 (GPULAB_CUDA_RUNTIME=12), whose first backward() gives one
-    //          to every GPU this process can see.
+    // STRETCH: run with --hide-others: hide every GPU outside device_ids before CUDA starts, so
+    //          that nothing later (a library's stray call, autograd's device threads) can reach
+    //          them and give them a context.
 
     torch::nn::Linear model(/*in_features=*/1024, /*out_features=*/1024);
     model->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device_ids[0])));
