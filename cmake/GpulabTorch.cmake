@@ -184,6 +184,23 @@ if(_gpulab_dpkg_query)
   endif()
 endif()
 
+# The CUDA a CUDA LibTorch was built with, for the real-GPU backend's profile, read at
+# configure time so that the torch-free CLI can name it: a pip wheel's torch/version.py
+# (cuda = '13.2'), else a libtorch zip's build-version (2.15.0+cu132). Empty if neither.
+set(GPULAB_TORCH_CUDA_VERSION "")
+get_filename_component(_gpulab_torch_root "${_gpulab_torch_libdir}" DIRECTORY)
+if(EXISTS "${_gpulab_torch_root}/version.py")
+  file(STRINGS "${_gpulab_torch_root}/version.py" _gpulab_line REGEX "^cuda[:=]")
+  if(_gpulab_line MATCHES "'([0-9]+\\.[0-9]+)'")
+    set(GPULAB_TORCH_CUDA_VERSION "${CMAKE_MATCH_1}")
+  endif()
+elseif(EXISTS "${_gpulab_torch_root}/build-version")
+  file(READ "${_gpulab_torch_root}/build-version" _gpulab_line)
+  if(_gpulab_line MATCHES "\\+cu([0-9]+)([0-9])")
+    set(GPULAB_TORCH_CUDA_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+  endif()
+endif()
+
 # C++ standard: LibTorch >= 2.14 #errors below C++20 (ATen.h, torch/all.h).
 if(GPULAB_CXX_STANDARD STREQUAL "auto")
   if(GPULAB_TORCH_VERSION VERSION_GREATER_EQUAL 2.14)

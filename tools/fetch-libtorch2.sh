@@ -92,8 +92,9 @@ PIP_TAGS=(--python-version 3.11 --implementation cp --abi cp311 --abi none
           --platform manylinux_2_28_x86_64 --platform manylinux_2_25_x86_64
           --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
 
-# Fast path: finished unpack (stamp is written last).
-if [ -f "$DEST/.complete" ]; then
+# Fast path: finished unpack (stamp is written last; an unpack from before version.py was
+# kept is redone from the cached wheel).
+if [ -f "$DEST/.complete" ] && [ -f "$DEST/torch/version.py" ]; then
   [ "$WITH_CUDA_EXTRAS" = 1 ] && cuda_extras
   echo "$DEST/torch"
   exit 0
@@ -128,10 +129,11 @@ def extract(pattern, want):
                     while chunk := src.read(1 << 20):
                         dst.write(chunk)
                 os.chmod(path, 0o755 if ".so" in out else 0o644)
-# Only what a C++ consumer needs: headers, shared libs, CMake package files. All of
+# Only what a C++ consumer needs: headers, shared libs, CMake package files, and
+# version.py (the CUDA the build used, for the real-GPU backend's profile). All of
 # torch/lib is kept so the wheel's own TorchConfig.cmake (which checks that
 # libtorch_cuda.so etc. exist) stays usable.
-keep = ("torch/include/", "torch/lib/", "torch/share/cmake/")
+keep = ("torch/include/", "torch/lib/", "torch/share/cmake/", "torch/version.py")
 extract(f"torch-{tv}-*.whl", lambda n: n if n.startswith(keep) else None)
 # libtorch_cpu.so has RUNPATH $ORIGIN, so these are found at link and load time
 # from torch/lib with no -rpath-link / LD_LIBRARY_PATH.

@@ -1,9 +1,8 @@
-// The software profile on real GPUs: the linked LibTorch's version and the CUDA its
-// libtorch_cuda.so was built with (CUDART_VERSION there, which CUDAHooks reports). The
-// shipped-builds table and GPULAB_CUDA_BUILD play no role here: real hardware and a real
-// build are what they are.
-#include <ATen/detail/CUDAHooksInterface.h>
-
+// The software profile on real GPUs: the linked LibTorch's version and the CUDA it was built
+// with, which CMake read from the build's own files (a wheel's version.py, a libtorch zip's
+// build-version), so this stays torch-free like the CLI that links it. The shipped-builds
+// table and GPULAB_CUDA_BUILD play no role here: real hardware and a real build are what
+// they are.
 #include "backend/linked_torch.h"
 #include "backend/backend.h"
 
@@ -11,9 +10,9 @@ namespace gpulab {
 
 Profile active_profile() {
   Profile profile = linked_torch_version();
-  const long cudart = at::detail::getCUDAHooks().versionCUDART();  // 13020 for CUDA 13.2
-  profile.cuda.major = static_cast<int>(cudart / 1000);
-  profile.cuda.minor = static_cast<int>(cudart % 1000 / 10);
+#ifdef GPULAB_TORCH_CUDA_VERSION
+  if (const auto cuda = parse_cuda_build(GPULAB_TORCH_CUDA_VERSION)) profile.cuda = *cuda;  // MAJOR.MINOR: CMake checked
+#endif
   return profile;
 }
 
