@@ -1,13 +1,17 @@
-// gpulab dev check: the lessons themselves, for maintainers (rustlings' dev check): their
+// gpulab dev check / dev mutants: the lessons themselves, for maintainers (rustlings' dev check): their
 // files and manifest entries (src/course/lesson_rules.h), and without --quick that every
-// exercise fails and every solution passes its checks (src/grading/shipped_lessons.h).
+// exercise fails and every solution passes its checks (src/grading/shipped_lessons.h); dev
+// mutants, that every known wrong answer fails them (src/grading/mutants.h).
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "course/lesson_rules.h"
 #include "course/manifest.h"
+#include "grading/mutants.h"
 #include "grading/shipped_lessons.h"
 #include "report/outcome.h"
 
@@ -51,6 +55,17 @@ void setup_dev(CLI::App& app) {
   check->add_option("--root", options->root, "check another tree's structure (with --quick)");
   check->add_option("--timeout", options->timeout_s, "seconds each lesson's checks may run")->capture_default_str();
   check->callback([options] { dev_check(*options); });
+
+  auto mutants = std::make_shared<grading::MutantsOptions>();
+  mutants->jobs = std::max(1u, std::thread::hardware_concurrency());
+  auto* mutate = dev->add_subcommand("mutants", "every known wrong answer (tests/mutations) must fail its lesson's checks");
+  mutate->add_option("lessons", mutants->lessons, "lesson numbers (default: every lesson with mutants)");
+  mutate->add_option("-j,--jobs", mutants->jobs, "mutants checked at once")->capture_default_str()->check(CLI::PositiveNumber);
+  mutate->add_option("--mutations", mutants->patches, "the folder of lessonNN/*.patch (default: tests/mutations)");
+  mutate->add_option("--timeout", mutants->timeout_s, "seconds each mutant's checks may run")->capture_default_str();
+  mutate->callback([mutants] {
+    if (grading::grade_mutants(*mutants, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
+  });
 }
 
 }  // namespace gpulab::cli

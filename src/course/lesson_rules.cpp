@@ -145,7 +145,7 @@ class Rules {
     }
     if (count < kMinMutants)
       problem(fmt::format("tests/mutations/lesson{}/: {} known wrong answer{} (lesson {}); add at least {} "
-                          "(.patch against the solution; tools/mutants.sh {} must catch each)",
+                          "(.patch against the solution; gpulab dev mutants {} must catch each)",
                           id, count, count == 1 ? "" : "s", id, kMinMutants, id));
   }
 

@@ -67,7 +67,8 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   process.argv = {programs.bin + "/lesson" + lesson_id + "-checks", spec};
   if (!request.raw) process.argv.insert(process.argv.end(), {"--reporter", "xml"});
   if (request.fail_fast) process.argv.push_back("--abort");
-  process.env = {{"GPULAB_CHECK_TARGET", request.solution ? "solution" : "exercise"}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
+  const std::string target = !request.mutant.empty() ? "mutant:" + request.mutant : request.solution ? "solution" : "exercise";
+  process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
   process.capture = !request.raw;
   process.timeout_s = request.timeout_s;
   std::future<std::string> junit;
@@ -75,7 +76,7 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   const ProcessResult result = run_process(process);
   ChecksResult checks;
   if (junit.valid()) checks.junit_xml = junit.get();
-  stop_leftovers();
+  if (request.stop_leftovers) stop_leftovers();
   checks.program_ends = without_prefixes(read_text_file(outcomes), programs.strip);
   if (request.stretch && result.out.find("No test cases matched") != std::string::npos) {
     checks.no_stretch_task = true;

@@ -91,6 +91,11 @@ struct ChecksRequest {
   bool fail_fast = false;
   double timeout_s = 300;
   bool raw = false;        ///< Catch2's own console output to ours (`check --verbose`); no verdict
+  /// Not empty: the checks run bin/mutant-NN-<mutant> (a known wrong answer) instead.
+  std::string mutant;
+  /// false: processes the checks left behind are the caller's to stop (checks run side by
+  /// side, where stopping every child would stop the others').
+  bool stop_leftovers = true;
   std::string junit_file;  ///< also write Catch2's JUnit report here ("" none)
 };
 

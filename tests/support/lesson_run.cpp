@@ -17,9 +17,18 @@
 
 namespace gpulab::test {
 
-Target check_target() {
+namespace {
+constexpr const char* kMutantPrefix = "mutant:";
+std::string check_target_setting() {
   const char* target = std::getenv("GPULAB_CHECK_TARGET");
-  if (target != nullptr && std::string(target) == "exercise") return Target::Exercise;
+  return target == nullptr ? "" : target;
+}
+}  // namespace
+
+Target check_target() {
+  const std::string target = check_target_setting();
+  if (target == "exercise") return Target::Exercise;
+  if (target.rfind(kMutantPrefix, 0) == 0) return Target::Mutant;
   return Target::Solution;
 }
 
@@ -33,7 +42,12 @@ std::string bin_dir() { return GPULAB_TEST_BIN_DIR; }
 std::string source_dir() { return GPULAB_TEST_SOURCE_DIR; }
 
 std::string program(const std::string& id, Target target) {
-  return bin_dir() + (target == Target::Exercise ? "/lesson-" : "/solution-") + id;
+  switch (target) {
+    case Target::Exercise: return bin_dir() + "/lesson-" + id;
+    case Target::Mutant: return bin_dir() + "/mutant-" + id + "-" + check_target_setting().substr(std::string(kMutantPrefix).size());
+    case Target::Solution: break;
+  }
+  return bin_dir() + "/solution-" + id;
 }
 
 namespace {

@@ -16,11 +16,12 @@
 
 namespace gpulab::test {
 
-/// Which program a lesson check runs: GPULAB_CHECK_TARGET=exercise|solution (default solution).
-enum class Target { Exercise, Solution };
+/// Which program a lesson check runs: GPULAB_CHECK_TARGET=exercise|solution|mutant:NAME
+/// (default solution); a mutant is a known wrong answer (tests/mutations, `gpulab dev mutants`).
+enum class Target { Exercise, Solution, Mutant };
 Target check_target();
 
-/// bin/lesson-NN or bin/solution-NN.
+/// bin/lesson-NN, bin/solution-NN or bin/mutant-NN-NAME.
 std::string program(const std::string& id, Target target = check_target());
 /// The build's bin folder and the source tree.
 std::string bin_dir();
