@@ -16,3 +16,33 @@ function(gpulab_quick_rebuild target)
     target_precompile_headers(${target} REUSE_FROM gpulab_pch)
   endif()
 endfunction()
+
+# Every test file parses Catch2's single header and nlohmann's: precompiled once and reused.
+# `gpulab_test_headers(target)`: a torch-free test program (lesson checks, unit and CLI
+# tests); `gpulab_test_headers(target TORCH)`: a test suite that calls LibTorch, whose
+# header also holds the lessons' (src/pch/pch.h). Each is an executable of its own so its
+# header is compiled with the flags (-fPIE) of the programs that reuse it.
+function(gpulab_test_headers target)
+  set(_pch gpulab_test_pch)
+  if(ARGN STREQUAL "TORCH")
+    set(_pch gpulab_torch_test_pch)
+  endif()
+  if(NOT TARGET ${_pch})
+    add_executable(${_pch} EXCLUDE_FROM_ALL "${PROJECT_SOURCE_DIR}/src/pch/pch.cpp")
+    target_link_libraries(${_pch} PRIVATE nlohmann_json::nlohmann_json Catch2::Catch2)
+    set(_headers <catch2/catch.hpp> <nlohmann/json.hpp> <map> <optional> <string> <vector>)
+    if(_pch STREQUAL "gpulab_torch_test_pch")
+      target_link_libraries(${_pch} PRIVATE gpulab)
+      list(PREPEND _headers "${PROJECT_SOURCE_DIR}/src/pch/pch.h")
+    endif()
+    target_precompile_headers(${_pch} PRIVATE ${_headers})
+    target_compile_options(${_pch} PRIVATE -O0)
+    target_compile_definitions(${_pch} PRIVATE CATCH_CONFIG_EXTERNAL_INTERFACES)
+    gpulab_warnings(${_pch})
+  endif()
+  target_compile_options(${target} PRIVATE -O0)
+  target_precompile_headers(${target} REUSE_FROM ${_pch})
+  # Catch2's listener interface (tests/support/in_process_environment.h) must be configured
+  # before catch.hpp, which the header holds: for every test program alike.
+  target_compile_definitions(${target} PRIVATE CATCH_CONFIG_EXTERNAL_INTERFACES)
+endfunction()

@@ -62,7 +62,8 @@ void configure_grading_folder(const std::string& main_build, const std::string& 
   std::vector<std::string> args = {"cmake", "-S", cache.count("CMAKE_HOME_DIRECTORY") ? cache.at("CMAKE_HOME_DIRECTORY") : "",
                                    "-B", folder};
   if (cache.count("CMAKE_GENERATOR")) args.insert(args.end(), {"-G", cache.at("CMAKE_GENERATOR")});
-  for (const char* key : {"CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_PREFIX_PATH", "GPULAB_BACKEND",
+  for (const char* key : {"CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "CMAKE_CXX_FLAGS", "CMAKE_CXX_FLAGS_DEBUG",
+                          "CMAKE_CXX_FLAGS_RELWITHDEBINFO", "CMAKE_PREFIX_PATH", "GPULAB_BACKEND",
                           "GPULAB_WERROR", "GPULAB_SANITIZE", "LIBTORCH_PREFIX"}) {
     const auto value = cache.find(key);
     if (value != cache.end() && !value->second.empty()) args.push_back(fmt::format("-D{}={}", key, value->second));

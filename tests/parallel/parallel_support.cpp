@@ -1,4 +1,3 @@
-#define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
 #include "in_process_environment.h"

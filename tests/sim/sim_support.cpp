@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
 #include "in_process_environment.h"

@@ -1,7 +1,8 @@
 // For test programs whose tests call CUDA in their own process: every test there sees the
 // default node with every GPU visible and a node state of its own, because the simulated
 // driver reads this environment once, at the first CUDA call. A test program registers it
-// in one of its files (Catch2 needs CATCH_CONFIG_EXTERNAL_INTERFACES before catch.hpp):
+// in one of its files (Catch2 needs CATCH_CONFIG_EXTERNAL_INTERFACES before catch.hpp, which
+// gpulab_test_headers defines for every test program):
 //
 //   CATCH_REGISTER_LISTENER(gpulab::test::InProcessEnvironment)
 #pragma once
