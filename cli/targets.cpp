@@ -2,11 +2,17 @@
 // just those before running them. Also validates the lesson number early.
 // `check all` and `dev check` build the lesson programs themselves, one lesson's broken
 // file failing that lesson only (check_all.cpp): the script builds just the checks.
+// `targets start [--lesson NN]`: two lines, what the tutorial's first question needs (its
+// lesson's program) and then, in the order the learner will want them, everything else a
+// learner runs, which ./gpulab builds in the background while the tutorial goes on.
 #include <algorithm>
 #include <iostream>
 
 #include "commands.h"
 #include "course/manifest.h"
+#include "report/outcome.h"
+#include "tutor/progress.h"
+#include "tutor/tutor.h"
 
 namespace gpulab::cli {
 namespace {
@@ -16,6 +22,29 @@ struct TargetsOptions {
   bool solution = false;
   std::vector<std::string> rest;
 };
+
+// The value after `flag` in `args` ("" when absent), e.g. start's --lesson.
+std::string option_value(const std::vector<std::string>& args, const std::string& flag) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == flag) return args[i + 1];
+  return "";
+}
+
+void print_start_targets(const std::string& lesson) {
+  const Manifest manifest = load_manifest();
+  const tutor::Progress progress = tutor::load_progress(tutor::progress_path(manifest.root));
+  const std::size_t first = tutor::starting_lesson(manifest, progress, lesson);
+  const std::size_t count = manifest.lessons.size();
+  std::cout << "lesson-" << manifest.lessons[first].id << '\n';
+  std::cout << "lesson" << manifest.lessons[first].id << "-checks";
+  for (std::size_t k = 1; k < count; ++k) {  // the next lessons first, then the earlier ones
+    const std::string& id = manifest.lessons[(first + k) % count].id;
+    std::cout << " lesson-" << id << " lesson" << id << "-checks";
+  }
+  for (std::size_t k = 0; k < count; ++k) std::cout << " solution-" << manifest.lessons[(first + k) % count].id;
+  std::cout << '\n';
+}
+
 }  // namespace
 
 void setup_targets(CLI::App& app) {
@@ -23,7 +52,7 @@ void setup_targets(CLI::App& app) {
   auto* cmd = app.add_subcommand("targets", "(internal) build targets for run/check");
   cmd->group("");  // hidden from --help
   cmd->add_option("command", options->command)->required();
-  cmd->add_option("lesson", options->lesson)->required();
+  cmd->add_option("lesson", options->lesson);  // required but for `start`
   cmd->add_flag("--solution", options->solution);
   cmd->add_option("rest", options->rest);
   cmd->allow_extras();
@@ -43,6 +72,11 @@ void setup_targets(CLI::App& app) {
       std::cout << '\n';
       return;
     }
+    if (options->command == "start") {
+      print_start_targets(options->lesson.empty() ? option_value(cmd->remaining(), "--lesson") : options->lesson);
+      return;
+    }
+    if (options->lesson.empty()) throw Failure(Outcome::kUsage, "targets: which lesson?");
     const LessonEntry lesson = load_manifest().find(options->lesson);
     const std::string program = (options->solution ? "solution-" : "lesson-") + lesson.id;
     std::cout << program << (options->command == "check" ? " lesson" + lesson.id + "-checks" : "") << '\n';

@@ -59,14 +59,24 @@ Tutor::Tutor(Manifest manifest, Progress progress, TutorOptions options, std::st
              view::PictureStyle style, std::map<std::string, std::string> goals)
     : manifest_(std::move(manifest)), progress_(std::move(progress)), options_(std::move(options)),
       progress_file_(std::move(progress_file)), style_(style), goals_(std::move(goals)) {
-  if (manifest_.lessons.empty()) throw std::runtime_error("the lesson manifest lists no lessons");
-  const std::string wanted = !options_.lesson.empty() ? options_.lesson : progress_.current;
+  index_ = starting_lesson(manifest_, progress_, options_.lesson);
+}
+
+std::size_t starting_lesson(const Manifest& manifest, const Progress& progress, const std::string& lesson) {
+  if (manifest.lessons.empty()) throw std::runtime_error("the lesson manifest lists no lessons");
+  const std::string wanted = !lesson.empty() ? lesson : progress.current;
+  std::size_t index = 0;
   if (!wanted.empty()) {
-    const std::string id = manifest_.find(wanted).id;
-    while (manifest_.lessons[index_].id != id) ++index_;
-  } else {
-    while (index_ + 1 < manifest_.lessons.size() && progress_.lessons[lesson().id].passed) ++index_;
+    const std::string id = manifest.find(wanted).id;
+    while (manifest.lessons[index].id != id) ++index;
+    return index;
   }
+  auto passed = [&](std::size_t i) {
+    const auto found = progress.lessons.find(manifest.lessons[i].id);
+    return found != progress.lessons.end() && found->second.passed;
+  };
+  while (index + 1 < manifest.lessons.size() && passed(index)) ++index;
+  return index;
 }
 
 std::string Tutor::relative_exercise() const { return "lessons/" + lesson().directory() + "/main.cpp"; }

@@ -54,6 +54,11 @@ enum class Awaiting {
   kConfirm,  ///< a key (raw if possible) saying whether to reset (on_confirm)
 };
 
+/// The index of the lesson the tutorial starts at: `lesson` (--lesson) if given, else the
+/// progress file's current lesson, else the first not yet passed. Throws ManifestError for an
+/// unknown lesson.
+std::size_t starting_lesson(const Manifest& manifest, const Progress& progress, const std::string& lesson);
+
 class Tutor {
  public:
   /// `goals` holds a goal for lessons whose manifest gives none (the exercise's TODO block,

@@ -302,3 +302,20 @@ TEST_CASE("a build that cannot start ends the job, and the lesson's first screen
   CHECK(text.find("Edit lessons/01-lesson-01/main.cpp and save") != std::string::npos);
   CHECK(tutor.on_run(run_showing_x_on_3()).empty());  // no job: a late result is ignored
 }
+
+// ./gpulab start builds the lesson the tutorial will open before its first question
+// (`gpulab targets start`): the same choice as the tutorial's own.
+TEST_CASE("the tutorial starts at --lesson, else the current lesson, else the first not passed", "[tutor]") {
+  const Manifest manifest = two_lessons();
+  Progress progress;
+  CHECK(starting_lesson(manifest, progress, "") == 0);
+  progress.lessons["01"].passed = true;
+  CHECK(starting_lesson(manifest, progress, "") == 1);
+  progress.current = "01";
+  CHECK(starting_lesson(manifest, progress, "") == 0);
+  CHECK(starting_lesson(manifest, progress, "2") == 1);
+  CHECK_THROWS(starting_lesson(manifest, progress, "42"));
+  progress.lessons["02"].passed = true;
+  progress.current.clear();
+  CHECK(starting_lesson(manifest, progress, "") == 1);  // every lesson passed: the last
+}
