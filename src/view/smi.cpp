@@ -10,9 +10,9 @@
 namespace gpulab::view {
 namespace {
 
-constexpr std::uint64_t kMiB = 1024ull * 1024ull;
+constexpr std::uint64_t kSmiMiB = 1024ull * 1024ull;  // nvidia-smi counts MiB
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{}MiB", bytes / kMiB); }
+std::string mib(std::uint64_t bytes) { return fmt::format("{}MiB", bytes / kSmiMiB); }
 
 std::string bar(std::uint64_t used, std::uint64_t total) {
   constexpr int kWidth = 20;
@@ -88,13 +88,13 @@ void gpu_lines(Frame& frame, const HostView& host, bool fold) {
       continue;
     }
     frame.line(fmt::format("  {:<4} {:<24} {:>20}  {}", gpu.physical_index, gpu.name.substr(0, 24),
-                           fmt::format("{} / {} MiB", gpu.used_bytes / kMiB, gpu.total_bytes / kMiB),
+                           fmt::format("{} / {} MiB", gpu.used_bytes / kSmiMiB, gpu.total_bytes / kSmiMiB),
                            memory_bar(gpu.used_bytes, 0, gpu.total_bytes, kGpuCells, frame.style.color)));
   }
   if (idle.empty()) return;
   std::string list;
   for (const auto& index : idle) list += (list.empty() ? "" : ",") + index;
-  frame.line(fmt::format("  {:<4} idle: 0 / {} MiB each", list, host.gpus.front().total_bytes / kMiB));
+  frame.line(fmt::format("  {:<4} idle: 0 / {} MiB each", list, host.gpus.front().total_bytes / kSmiMiB));
 }
 
 // A process's rows: one per GPU it uses or has a context on (its pid, rank and command on the first).
@@ -128,7 +128,7 @@ void host_lines(Frame& frame, const HostView& host, std::size_t host_count, cons
   frame.line(fmt::format("  {:<4} {:<24} {:>20}  {}", "GPU", "Name", "Memory-Usage", "of its total"));
   // Several hosts or a big node: the idle GPUs on one line, the rest one each.
   gpu_lines(frame, host, host_count > 1 || host.gpus.size() > 8);
-  frame.line(fmt::format("  processes (bar: 0 to {} GiB, linear; {} context {} memory):", bars.scale / (1024ull * kMiB),
+  frame.line(fmt::format("  processes (bar: 0 to {} GiB, linear; {} context {} memory):", bars.scale / (1024ull * kSmiMiB),
                          color(style, "\x1b[33m", "▓"), color(style, "\x1b[32m", "█")));
   frame.line(fmt::format("  {:>7}  {:<4}  {:<16} {:>3}  {:>10}", "PID", "RANK", "COMMAND", "GPU", "MEMORY"));
   if (host.processes.empty()) frame.line("  no process holds GPU memory");

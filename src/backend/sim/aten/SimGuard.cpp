@@ -6,13 +6,12 @@
 // PyTorch 2.1 and MaybeSetDevice from 2.1 (docs/reference.md, "Profiles").
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "SimDevice.h"
 #include "SimErrors.h"
 #include "backend/torch_compat.h"
 
 namespace gpulab::sim {
 namespace {
-
-c10::Device cuda(int index) { return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)}; }
 
 struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return c10::DeviceType::CUDA; }

@@ -18,12 +18,11 @@
 
 #include "HostAlias.h"
 #include "SimAllocator.h"
+#include "SimDevice.h"
 #include "SimErrors.h"
 
 namespace gpulab::sim {
 namespace {
-
-c10::Device cuda(int index) { return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)}; }
 
 // Resolves a factory's target device; errors as CUDA would for no device or a bad ordinal.
 int factory_device(c10::optional<c10::Device> device) {
