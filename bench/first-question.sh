@@ -7,6 +7,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
+chmod 755 "$work"  # as a clone in a home folder: the shared-node tests act as another user
 [ "${1:-}" = "--keep" ] || trap 'rm -rf "$work"' EXIT
 git clone -q "$root" "$work/clone"
 export CCACHE_DIR="$work/ccache"  # a newcomer's: empty

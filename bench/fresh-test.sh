@@ -16,6 +16,7 @@ for a in "$@"; do
   esac
 done
 work="$(mktemp -d)"
+chmod 755 "$work"  # as a clone in a home folder: the shared-node tests act as another user
 trap 'rm -rf "$work"' EXIT
 git clone -q "$root" "$work/clone"
 export CCACHE_DIR="$work/ccache"
