@@ -9,9 +9,11 @@ endfunction()
 
 # gpulab's own multi-file targets compile as a few unity files (CMake's UNITY_BUILD): their
 # files share the heavy headers (nlohmann, fmt, CLI11, LibTorch), which are then parsed once
-# per batch instead of once per file. The fuzzers build the core file by file.
+# per batch instead of once per file. Clang only (the default build's compiler): GCC reads a
+# unity file's sources as headers and warns where they use their own anonymous namespaces
+# (-Wsubobject-linkage), and the fuzzers build the core file by file.
 function(gpulab_unity target)
-  if(NOT GPULAB_FUZZ)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND NOT GPULAB_FUZZ)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   endif()
 endfunction()

@@ -3,10 +3,9 @@
 
     tools/build-profile.py [BUILD_DIR]      (default: build)
 
-Prints the wall time of the last build, its critical path (the chain of steps, each waiting
+Prints the wall time of the largest ninja run in the log (the full build), its critical path (the chain of steps, each waiting
 for the one before, that no number of cores can shorten), the slowest steps, and the
-compile and link time per kind of target. Run it after a build from a clean folder; an
-incremental build's log holds only what was rebuilt.
+compile and link time per kind of target. Run it on a folder built from clean.
 """
 import os
 import re
@@ -15,9 +14,10 @@ import sys
 from collections import defaultdict
 
 
-def last_build(log_path):
-    """{output: (start_ms, end_ms)} of the most recent build in a v5 .ninja_log."""
-    steps = {}
+def largest_build(log_path):
+    """{output: (start_ms, end_ms)} of the ninja run with the most steps in a v5 .ninja_log
+    (the full build, not the incremental ones a test run appends after it)."""
+    runs = [{}]
     previous_end = -1
     with open(log_path) as log:
         for line in log:
@@ -30,10 +30,10 @@ def last_build(log_path):
             # Lines come in the order steps finish, on a clock each ninja run restarts: an
             # end earlier than the line before's means a new run began here.
             if end < previous_end:
-                steps = {}
+                runs.append({})
             previous_end = end
-            steps[output] = (start, end)
-    return steps
+            runs[-1][output] = (start, end)
+    return max(runs, key=len)
 
 
 def inputs_of(build, outputs):
@@ -83,10 +83,15 @@ def kind_of(output):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    steps = last_build(os.path.join(build, ".ninja_log"))
+    steps = largest_build(os.path.join(build, ".ninja_log"))
     if not steps:
         sys.exit(f"build-profile: {build}/.ninja_log has no build")
-    graph = inputs_of(build, steps)
+    # Every node of the graph, phony ones included: a program waits for a library through
+    # CMake's phony order-only targets, which the log does not hold.
+    listing = subprocess.run(["ninja", "-C", build, "-t", "targets", "all"], capture_output=True, text=True,
+                             check=True).stdout
+    nodes = [line.rsplit(": ", 1)[0] for line in listing.splitlines() if ": " in line]
+    graph = inputs_of(build, nodes)
     duration = {o: (e - s) / 1000 for o, (s, e) in steps.items()}
     memo = {}
 
@@ -95,11 +100,11 @@ def main():
             return memo[output]
         best, chain = 0.0, []
         for parent in graph.get(output, []):
-            if parent in duration and depth < 200:
+            if parent in graph and depth < 200:
                 length, parent_chain = longest(parent, depth + 1)
                 if length > best:
                     best, chain = length, parent_chain
-        memo[output] = (best + duration[output], chain + [output])
+        memo[output] = (best + duration.get(output, 0.0), chain + ([output] if output in duration else []))
         return memo[output]
 
     wall = (max(e for _, e in steps.values()) - min(s for s, _ in steps.values())) / 1000
