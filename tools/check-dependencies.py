@@ -81,7 +81,7 @@ MAY_USE = {
     "backend/cuda": ["model", "report", "backend"],
     "parallel":     ["backend"],
     "pch":          [],
-    "libgpulab":    ["model", "state", "report", "backend"],
+    "libgpulab":    ["model", "state", "proc", "report", "backend"],
     "public":       [],
     "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "backend"],
 }

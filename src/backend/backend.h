@@ -12,4 +12,9 @@ namespace gpulab {
 /// LibTorch and the CUDA its libtorch_cuda.so was built with.
 Profile active_profile();
 
+/// True while this process has not started CUDA, so a fork of it starts CUDA afresh and
+/// reads its own environment then (a prestarted lesson's runs, proc/prestart.h). The real
+/// backend says false: forking it is untried on real GPUs, where lessons start afresh.
+bool cuda_not_started();
+
 }  // namespace gpulab

@@ -1,4 +1,5 @@
 #include "proc/process.h"
+#include "proc/supervise.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -56,29 +58,39 @@ std::string ProcessResult::outcome(double timeout_s) const {
 
 ProcessResult run_process(const ProcessOptions& options) {
   if (options.argv.empty()) throw std::runtime_error("run_process: no program given");
-  int out_pipe[2] = {-1, -1};
-  int err_pipe[2] = {-1, -1};
-  if (options.capture && (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)) {
+  Pipes pipes = make_pipes(options.capture);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) exec_child(options, pipes.out[1], pipes.err[1]);
+  setpgid(pid, pid);
+  return supervise(pid, pipes, options, [pid](bool block, int& status) {
+    return waitpid(pid, &status, block ? 0 : WNOHANG) == pid;
+  });
+}
+
+Pipes make_pipes(bool capture) {
+  Pipes pipes;
+  if (capture && (pipe2(pipes.out, O_CLOEXEC) != 0 || pipe2(pipes.err, O_CLOEXEC) != 0)) {
     const std::string reason = std::strerror(errno);
-    for (const int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+    for (const int fd : {pipes.out[0], pipes.out[1], pipes.err[0], pipes.err[1]})
       if (fd >= 0) close(fd);
     throw std::runtime_error("cannot create pipes: " + reason);
   }
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot fork: ") + std::strerror(errno));
-  if (pid == 0) exec_child(options, out_pipe[1], err_pipe[1]);
-  setpgid(pid, pid);
+  return pipes;
+}
 
+ProcessResult supervise(pid_t pid, Pipes& pipes, const ProcessOptions& options,
+                        const std::function<bool(bool block, int& status)>& reap) {
   ProcessResult result;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   if (options.capture) {
-    close(out_pipe[1]);
-    close(err_pipe[1]);
+    close(pipes.out[1]);
+    close(pipes.err[1]);
   }
   int status = 0;
   bool exited = false;
   std::vector<pollfd> fds;
-  if (options.capture) fds = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  if (options.capture) fds = {{pipes.out[0], POLLIN, 0}, {pipes.err[0], POLLIN, 0}};
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -104,7 +116,7 @@ ProcessResult run_process(const ProcessOptions& options) {
     } else {
       usleep(5000);
     }
-    if (!exited && waitpid(pid, &status, WNOHANG) == pid) exited = true;
+    if (!exited && reap(false, status)) exited = true;
     bool still_open = false;
     for (const auto& fd : fds) still_open = still_open || fd.fd >= 0;
     if (exited && !still_open) break;
@@ -115,7 +127,7 @@ ProcessResult run_process(const ProcessOptions& options) {
   }
   for (const auto& fd : fds)
     if (fd.fd >= 0) close(fd.fd);
-  if (!exited) waitpid(pid, &status, 0);
+  if (!exited) reap(true, status);
   if (WIFEXITED(status) && !result.timed_out) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status) && !result.timed_out) result.signal = WTERMSIG(status);
   return result;

@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 
 #include <catch2/catch.hpp>
 
 #include "gpu_requirements.h"
+#include "proc/prestart.h"
 #include "report/program_ends.h"
 #include "report/report_reader.h"
 #include "model/visibility.h"
@@ -181,8 +183,30 @@ LessonRun parse_run(ProcessResult process) {
   return run;
 }
 
-ProcessResult run_lesson_process(const ProcessOptions& options) {
-  ProcessResult result = run_process(options);
+namespace {
+// A lesson program runs once as a prestarted parent (proc/prestart.h) that forks each
+// scenario's run: a run starts in milliseconds instead of paying LibTorch's start-up again,
+// and still reads its own environment at its first CUDA call. GPULAB_PRESTART_RUNS=0 starts
+// every run afresh (to compare, or to rule the parent out).
+std::optional<ProcessResult> run_prestarted(const ProcessOptions& options) {
+  const char* setting = std::getenv("GPULAB_PRESTART_RUNS");
+  if (setting != nullptr && std::string(setting) == "0") return std::nullopt;
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<PrestartedProgram>> parents;
+  PrestartedProgram* parent = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& slot = parents[options.argv.at(0)];
+    if (!slot) slot = std::make_unique<PrestartedProgram>(options.argv.at(0));
+    parent = slot.get();
+  }
+  return parent->run(options);
+}
+}  // namespace
+
+ProcessResult run_lesson_process(const ProcessOptions& options, bool prestarted) {
+  std::optional<ProcessResult> forked = prestarted ? run_prestarted(options) : std::nullopt;
+  ProcessResult result = forked ? std::move(*forked) : run_process(options);
   // `gpulab check` reads this to tell the learner their program crashed or hung, and to
   // exit with the matching code (gpulab::Outcome, src/report/outcome.h).
   const char* file = std::getenv("GPULAB_CHECK_OUTCOMES");
@@ -193,7 +217,7 @@ ProcessResult run_lesson_process(const ProcessOptions& options) {
 }
 
 LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
-                             double timeout_s) {
+                             double timeout_s, bool prestarted) {
   ProcessOptions options;
   options.argv = {path};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
@@ -204,7 +228,7 @@ LessonRun run_report_program(const std::string& path, const std::vector<std::str
                  {"GPULAB_STATE_DIR", fresh_state_dir()}};
   options.env.insert(options.env.end(), env.begin(), env.end());
   options.timeout_s = timeout_s;
-  ProcessResult result = run_lesson_process(options);
+  ProcessResult result = run_lesson_process(options, prestarted);
   INFO(options.argv[0] << " " << result.outcome(options.timeout_s) << "\nstderr:\n" << result.err);
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.signal == 0);
@@ -212,7 +236,7 @@ LessonRun run_report_program(const std::string& path, const std::vector<std::str
 }
 
 LessonRun run_lesson(const std::string& id, const Env& env, const std::vector<std::string>& args, Target target) {
-  return run_report_program(program(id, target), args, env, /*timeout_s=*/120);
+  return run_report_program(program(id, target), args, env, /*timeout_s=*/120, /*prestarted=*/true);
 }
 
 const nlohmann::json& LessonRun::observation(const std::string& label) const {

@@ -62,12 +62,15 @@ LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vect
 
 /// Runs any program that prints a lesson report with --json (a lesson, a test probe), the
 /// same way: clean CUDA environment plus `env`, fresh node state, a time limit.
+/// `prestarted`: the program calls gpulab::run_lesson first thing, so a prestarted parent
+/// may fork its run (proc/prestart.h; run_lesson does this for lessons).
 LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
-                             double timeout_s);
+                             double timeout_s, bool prestarted = false);
 
-/// Runs a lesson program as run_process does, and tells `gpulab check` (through the file
-/// GPULAB_CHECK_OUTCOMES names) when it crashed or did not finish.
-ProcessResult run_lesson_process(const ProcessOptions& options);
+/// Runs a lesson program as run_process does (`prestarted`: forked from a prestarted parent
+/// when it can be), and tells `gpulab check` (through the file GPULAB_CHECK_OUTCOMES names)
+/// when it crashed or did not finish.
+ProcessResult run_lesson_process(const ProcessOptions& options, bool prestarted = false);
 
 /// Parses a report printed by any program (e.g. a script that runs a lesson).
 LessonRun parse_run(ProcessResult process);

@@ -16,4 +16,6 @@ Profile active_profile() {
   return profile;
 }
 
+bool cuda_not_started() { return false; }
+
 }  // namespace gpulab

@@ -19,4 +19,6 @@ Profile active_profile() {
   return sim::Driver::current_profile();
 }
 
+bool cuda_not_started() { return !sim::Driver::initialized(); }
+
 }  // namespace gpulab

@@ -97,6 +97,8 @@ Driver::Driver()
   // Leave the node's view when the process ends normally; a killed process is noticed
   // by the others through its pid.
   std::atexit([] { Driver::get().state().withdraw(); });
+  // A prestarted lesson's run ends with quick_exit (report/lesson_writer.cpp): leave there too.
+  std::at_quick_exit([] { Driver::get().state().withdraw(); });
   g_initialized.store(true, std::memory_order_release);
 }
 

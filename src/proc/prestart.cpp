@@ -1,0 +1,337 @@
+#include "proc/prestart.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc/supervise.h"
+
+extern char** environ;
+
+namespace gpulab {
+namespace {
+
+constexpr const char* kVariable = "GPULAB_PRESTART";  // "<listening socket fd>,<lifeline fd>"
+constexpr std::size_t kMaxRequest = 256 * 1024;       // arguments and environment of one run
+
+// One run's request: what a fresh exec of the program would have been given. On the wire:
+// NUL-separated strings (folder, argument count, arguments, NAME=value...), and the run's
+// stdout and stderr as SCM_RIGHTS.
+struct Request {
+  std::string folder;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  int out = -1;
+  int err = -1;
+};
+
+std::string encode(const Request& request) {
+  std::string text = request.folder + '\0' + std::to_string(request.argv.size()) + '\0';
+  for (const auto& arg : request.argv) text += arg + '\0';
+  for (const auto& entry : request.env) text += entry + '\0';
+  return text;
+}
+
+bool decode(const std::string& text, Request& request) {
+  std::vector<std::string> fields;
+  for (std::size_t start = 0; start < text.size();) {
+    const auto end = text.find('\0', start);
+    if (end == std::string::npos) return false;
+    fields.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (fields.size() < 2) return false;
+  char* end = nullptr;
+  const unsigned long count = std::strtoul(fields[1].c_str(), &end, 10);
+  if (*end != '\0' || count == 0 || count > fields.size() - 2) return false;
+  request.folder = fields[0];
+  request.argv.assign(fields.begin() + 2, fields.begin() + 2 + static_cast<long>(count));
+  request.env.assign(fields.begin() + 2 + static_cast<long>(count), fields.end());
+  return true;
+}
+
+bool send_message(int socket, const std::string& text, const int* fds = nullptr, std::size_t nfds = 0) {
+  iovec data{const_cast<char*>(text.data()), text.size()};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+  if (nfds > 0) {
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    std::memcpy(CMSG_DATA(header), fds, nfds * sizeof(int));
+  }
+  ssize_t sent;
+  do sent = sendmsg(socket, &message, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  return sent == static_cast<ssize_t>(text.size());
+}
+
+// One message; with `fds`, the descriptors that came with it (close-on-exec). "" at the end.
+std::string receive_message(int socket, std::vector<int>* fds = nullptr) {
+  std::string text(kMaxRequest, '\0');
+  iovec data{text.data(), text.size()};
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))] = {};
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t received;
+  do received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  while (received < 0 && errno == EINTR);
+  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr; header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    std::vector<int> got(count);
+    std::memcpy(got.data(), CMSG_DATA(header), count * sizeof(int));
+    for (const int fd : got) {
+      if (fds != nullptr) fds->push_back(fd);
+      else close(fd);
+    }
+  }
+  if (received <= 0 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) return "";
+  text.resize(static_cast<std::size_t>(received));
+  return text;
+}
+
+bool single_threaded() {
+  std::error_code error;
+  std::size_t threads = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error))
+    ++threads;
+  return !error && threads == 1;
+}
+
+// In a forked run: become what a fresh exec with this request would have been.
+void become(Request& request) {
+  setpgid(0, 0);  // its own process group, as run_process gives a program (time-outs stop -pid)
+  dup2(request.out, STDOUT_FILENO);
+  dup2(request.err, STDERR_FILENO);
+  close(request.out);
+  close(request.err);
+  clearenv();
+  for (const auto& entry : request.env) {
+    const auto equals = entry.find('=');
+    if (equals != std::string::npos && equals > 0) setenv(entry.substr(0, equals).c_str(), entry.c_str() + equals + 1, 1);
+  }
+  if (!request.folder.empty() && chdir(request.folder.c_str()) != 0) {
+    const std::string message = "cannot enter '" + request.folder + "': " + std::strerror(errno) + "\n";
+    (void)!write(STDERR_FILENO, message.data(), message.size());
+    _exit(126);
+  }
+}
+
+struct ForkedRun {
+  pid_t pid;
+  int pidfd;
+  int connection;
+};
+
+}  // namespace
+
+std::optional<std::vector<std::string>> serve_prestarted_runs(const std::function<bool()>& may_fork) {
+  const char* spec = std::getenv(kVariable);
+  if (spec == nullptr) return std::nullopt;
+  int listening = -1, lifeline = -1;
+  const bool parsed = std::sscanf(spec, "%d,%d", &listening, &lifeline) == 2;
+  unsetenv(kVariable);
+  if (!parsed || fcntl(listening, F_SETFD, FD_CLOEXEC) != 0 || fcntl(lifeline, F_SETFD, FD_CLOEXEC) != 0)
+    return std::nullopt;  // not a parent after all: run as started
+
+  std::vector<ForkedRun> running;
+  while (true) {
+    std::vector<pollfd> fds{{listening, POLLIN, 0}, {lifeline, POLLIN, 0}};
+    for (const auto& run : running) fds.push_back({run.pidfd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), -1) < 0) continue;  // EINTR
+    if (fds[1].revents != 0) {  // the client went away: so do its runs
+      for (const auto& run : running) kill(-run.pid, SIGKILL);
+      std::_Exit(0);
+    }
+    for (std::size_t i = running.size(); i-- > 0;) {
+      if (fds[2 + i].revents == 0) continue;
+      int status = 0;
+      if (waitpid(running[i].pid, &status, 0) != running[i].pid) status = SIGKILL;
+      send_message(running[i].connection, "status " + std::to_string(status));
+      close(running[i].connection);
+      close(running[i].pidfd);
+      running.erase(running.begin() + static_cast<long>(i));
+    }
+    if (fds[0].revents == 0) continue;
+    const int connection = accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0) continue;
+    std::vector<int> passed;
+    Request request;
+    const bool valid = decode(receive_message(connection, &passed), request) && passed.size() == 2;
+    if (!valid || !single_threaded() || !may_fork()) {
+      send_message(connection, "refused");
+      close(connection);
+      for (const int fd : passed) close(fd);
+      continue;
+    }
+    request.out = passed[0];
+    request.err = passed[1];
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(listening);
+      close(lifeline);
+      close(connection);
+      for (const auto& run : running) {
+        close(run.pidfd);
+        close(run.connection);
+      }
+      become(request);
+      return request.argv;
+    }
+    close(request.out);
+    close(request.err);
+    const int pidfd = pid > 0 ? static_cast<int>(syscall(SYS_pidfd_open, pid, 0)) : -1;
+    if (pid < 0 || pidfd < 0) {
+      if (pid > 0) {  // no pidfd (a kernel older than 5.3): cannot watch it among the others
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+      send_message(connection, "refused");
+      close(connection);
+      continue;
+    }
+    send_message(connection, "pid " + std::to_string(pid));
+    running.push_back({pid, pidfd, connection});
+  }
+}
+
+PrestartedProgram::PrestartedProgram(std::string program) : program_(std::move(program)) {
+  static std::atomic<int> counter{0};
+  address_ = std::string(1, '\0') + "gpulab-prestart-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const int listening = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un where{};
+  where.sun_family = AF_UNIX;
+  std::memcpy(where.sun_path, address_.data(), address_.size());
+  const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address_.size());
+  int lifeline[2] = {-1, -1};
+  if (listening < 0 || bind(listening, reinterpret_cast<sockaddr*>(&where), length) != 0 || listen(listening, 64) != 0 ||
+      pipe2(lifeline, O_CLOEXEC) != 0) {
+    const std::string reason = std::strerror(errno);
+    if (listening >= 0) close(listening);
+    throw std::runtime_error("cannot prestart " + program_ + ": " + reason);
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    fcntl(listening, F_SETFD, 0);
+    fcntl(lifeline[0], F_SETFD, 0);
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);  // a run's output goes where its request says
+    setenv(kVariable, (std::to_string(listening) + "," + std::to_string(lifeline[0])).c_str(), 1);
+    execl(program_.c_str(), program_.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(listening);
+  close(lifeline[0]);
+  if (pid < 0) {
+    close(lifeline[1]);
+    throw std::runtime_error("cannot prestart " + program_ + ": " + std::strerror(errno));
+  }
+  setpgid(pid, pid);
+  parent_ = pid;
+  lifeline_ = lifeline[1];
+}
+
+PrestartedProgram::~PrestartedProgram() {
+  close(lifeline_);  // the parent sees the pipe close and exits, stopping runs still going
+  for (int waited_ms = 0; waitpid(parent_, nullptr, WNOHANG) == 0; waited_ms += 5) {
+    if (waited_ms >= 2000) {  // still loading, or hung before it could serve
+      kill(-parent_, SIGKILL);
+      waitpid(parent_, nullptr, 0);
+      return;
+    }
+    usleep(5000);
+  }
+}
+
+std::optional<ProcessResult> PrestartedProgram::run(const ProcessOptions& options) {
+  if (options.argv.empty() || options.argv[0] != program_) return std::nullopt;
+  Request request;
+  request.argv = options.argv;
+  if (!options.working_directory.empty()) {
+    request.folder = options.working_directory;
+  } else {
+    std::error_code error;
+    request.folder = std::filesystem::current_path(error).string();
+  }
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const auto equals = text.find('=');
+    if (equals != std::string::npos) env[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  for (const auto& [name, value] : options.env) {
+    if (value) env[name] = *value;
+    else env.erase(name);
+  }
+  for (const auto& [name, value] : env) request.env.push_back(name + "=" + value);
+
+  const int connection = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un where{};
+  where.sun_family = AF_UNIX;
+  std::memcpy(where.sun_path, address_.data(), address_.size());
+  const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address_.size());
+  if (connection < 0) return std::nullopt;
+  if (connect(connection, reinterpret_cast<sockaddr*>(&where), length) != 0) {
+    close(connection);
+    return std::nullopt;
+  }
+  Pipes pipes = make_pipes(options.capture);
+  const int fds[2] = {options.capture ? pipes.out[1] : STDOUT_FILENO, options.capture ? pipes.err[1] : STDERR_FILENO};
+  const bool sent = send_message(connection, encode(request), fds, 2);
+  // The parent answers once it has loaded: a program that hangs before it can (in a static
+  // initialiser) has hung, as it would have started afresh.
+  pollfd answered{connection, POLLIN, 0};
+  if (sent && poll(&answered, 1, static_cast<int>(options.timeout_s * 1000)) == 0) {
+    close(connection);
+    for (const int fd : {pipes.out[0], pipes.out[1], pipes.err[0], pipes.err[1]})
+      if (fd >= 0) close(fd);
+    ProcessResult hung;
+    hung.timed_out = true;
+    return hung;
+  }
+  const std::string reply = sent ? receive_message(connection) : "";
+  if (reply.rfind("pid ", 0) != 0) {  // refused, or the parent is gone
+    close(connection);
+    for (const int fd : {pipes.out[0], pipes.out[1], pipes.err[0], pipes.err[1]})
+      if (fd >= 0) close(fd);
+    return std::nullopt;
+  }
+  const pid_t pid = static_cast<pid_t>(std::stol(reply.substr(4)));
+  ProcessResult result = supervise(pid, pipes, options, [connection](bool block, int& status) {
+    pollfd ready{connection, POLLIN, 0};
+    if (poll(&ready, 1, block ? -1 : 0) <= 0) return false;
+    const std::string message = receive_message(connection);
+    // The parent went away without a word: the run was stopped with it.
+    status = message.rfind("status ", 0) == 0 ? std::stoi(message.substr(7)) : SIGKILL;
+    return true;
+  });
+  close(connection);
+  return result;
+}
+
+}  // namespace gpulab
