@@ -22,46 +22,44 @@
 extern char** environ;
 
 namespace gpulab {
-namespace {
 
-constexpr const char* kVariable = "GPULAB_PRESTART";  // "<listening socket fd>,<lifeline fd>"
-constexpr std::size_t kMaxRequest = 256 * 1024;       // arguments and environment of one run
-
-// One run's request: what a fresh exec of the program would have been given. On the wire:
-// NUL-separated strings (folder, argument count, arguments, NAME=value...), and the run's
-// stdout and stderr as SCM_RIGHTS.
-struct Request {
-  std::string folder;
-  std::vector<std::string> argv;
-  std::vector<std::string> env;
-  int out = -1;
-  int err = -1;
-};
-
-std::string encode(const Request& request) {
+std::string encode_prestart_request(const PrestartRequest& request) {
   std::string text = request.folder + '\0' + std::to_string(request.argv.size()) + '\0';
   for (const auto& arg : request.argv) text += arg + '\0';
   for (const auto& entry : request.env) text += entry + '\0';
   return text;
 }
 
-bool decode(const std::string& text, Request& request) {
+std::optional<PrestartRequest> decode_prestart_request(const std::string& text) {
   std::vector<std::string> fields;
   for (std::size_t start = 0; start < text.size();) {
     const auto end = text.find('\0', start);
-    if (end == std::string::npos) return false;
+    if (end == std::string::npos) return std::nullopt;  // every field ends with NUL
     fields.push_back(text.substr(start, end - start));
     start = end + 1;
   }
-  if (fields.size() < 2) return false;
-  char* end = nullptr;
-  const unsigned long count = std::strtoul(fields[1].c_str(), &end, 10);
-  if (*end != '\0' || count == 0 || count > fields.size() - 2) return false;
+  if (fields.size() < 3 || fields[1].empty() || fields[1].size() > 6 ||
+      fields[1].find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const std::size_t count = std::stoul(fields[1]);
+  if (count == 0 || count > fields.size() - 2) return std::nullopt;
+  PrestartRequest request;
   request.folder = fields[0];
   request.argv.assign(fields.begin() + 2, fields.begin() + 2 + static_cast<long>(count));
   request.env.assign(fields.begin() + 2 + static_cast<long>(count), fields.end());
-  return true;
+  return request;
 }
+
+namespace {
+
+// A request and the run's stdout and stderr, which came with it (SCM_RIGHTS).
+struct Request : PrestartRequest {
+  int out = -1;
+  int err = -1;
+};
+
+constexpr const char* kVariable = "GPULAB_PRESTART";  // "<listening socket fd>,<lifeline fd>"
+constexpr std::size_t kMaxRequest = 256 * 1024;       // arguments and environment of one run
 
 bool send_message(int socket, const std::string& text, const int* fds = nullptr, std::size_t nfds = 0) {
   iovec data{const_cast<char*>(text.data()), text.size()};
@@ -179,14 +177,16 @@ std::optional<std::vector<std::string>> serve_prestarted_runs(const std::functio
     const int connection = accept4(listening, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) continue;
     std::vector<int> passed;
-    Request request;
-    const bool valid = decode(receive_message(connection, &passed), request) && passed.size() == 2;
+    const auto decoded = decode_prestart_request(receive_message(connection, &passed));
+    const bool valid = decoded && passed.size() == 2;
     if (!valid || !single_threaded() || !may_fork()) {
       send_message(connection, "refused");
       close(connection);
       for (const int fd : passed) close(fd);
       continue;
     }
+    Request request;
+    static_cast<PrestartRequest&>(request) = *decoded;
     request.out = passed[0];
     request.err = passed[1];
     const pid_t pid = fork();
@@ -270,7 +270,7 @@ PrestartedProgram::~PrestartedProgram() {
 
 std::optional<ProcessResult> PrestartedProgram::run(const ProcessOptions& options) {
   if (options.argv.empty() || options.argv[0] != program_) return std::nullopt;
-  Request request;
+  PrestartRequest request;
   request.argv = options.argv;
   if (!options.working_directory.empty()) {
     request.folder = options.working_directory;
@@ -302,7 +302,7 @@ std::optional<ProcessResult> PrestartedProgram::run(const ProcessOptions& option
   }
   Pipes pipes = make_pipes(options.capture);
   const int fds[2] = {options.capture ? pipes.out[1] : STDOUT_FILENO, options.capture ? pipes.err[1] : STDERR_FILENO};
-  const bool sent = send_message(connection, encode(request), fds, 2);
+  const bool sent = send_message(connection, encode_prestart_request(request), fds, 2);
   // The parent answers once it has loaded: a program that hangs before it can (in a static
   // initialiser) has hung, as it would have started afresh.
   pollfd answered{connection, POLLIN, 0};

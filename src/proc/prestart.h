@@ -20,6 +20,18 @@
 
 namespace gpulab {
 
+/// One run, as the client asks for it: what a fresh exec of the program would have been
+/// given. On the wire: NUL-terminated strings (folder, argument count, arguments,
+/// NAME=value...); the run's stdout and stderr travel beside it as SCM_RIGHTS.
+struct PrestartRequest {
+  std::string folder;
+  std::vector<std::string> argv;  ///< at least the program
+  std::vector<std::string> env;   ///< NAME=value, the whole environment
+};
+std::string encode_prestart_request(const PrestartRequest& request);
+/// nullopt for anything encode_prestart_request cannot have written.
+std::optional<PrestartRequest> decode_prestart_request(const std::string& text);
+
 /// The program side, called first thing in the program (before it reads its arguments or
 /// its environment). In a normal run: returns nullopt at once. In a prestarted parent
 /// (GPULAB_PRESTART set by PrestartedProgram): never returns in the parent, which serves runs
