@@ -85,7 +85,7 @@ void check_way(const Way& way) {
   INFO(command << "\nCUDA_VISIBLE_DEVICES at CUDA initialisation by the rule: " << value.value_or("(unset)"));
   GPULAB_REQUIRE_GPUS(gpus_needed({{"CUDA_VISIBLE_DEVICES", value}}), Env{});
 
-  gpulab::ProcessResult result = run_lesson_process(options);
+  gpulab::ProcessResult result = run_lesson_process(options, /*prestarted=*/true);  // shell ways: afresh
   INFO((result.ok() ? std::string() : "the program " + result.outcome(options.timeout_s))
        << (result.err.empty() ? "" : "\nit printed on stderr:\n" + result.err));
   require_that(!result.timed_out && result.signal == 0, "the program runs to its end",
