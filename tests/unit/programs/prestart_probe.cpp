@@ -1,7 +1,8 @@
 // A program a prestarted parent serves (tests/unit/proc/prestart_test.cpp): it forks its runs
 // where gpulab::run_lesson would, then acts on its arguments as a fresh process would.
 //   prestart-probe env NAME   prints NAME's value (or "(unset)") and the folder it runs in
-//   prestart-probe exit N     exits with N;  crash: raises SIGSEGV;  hang: sleeps for good
+//   prestart-probe exit N     exits with N;  crash: raises SIGTERM (a signal the sanitizers
+//   leave alone);  hang: sleeps for good
 // PROBE_REFUSE set in the parent's environment: the parent refuses every run.
 #include <csignal>
 #include <cstdio>
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (what == "exit" && args.size() == 3) return std::atoi(args[2].c_str());
-  if (what == "crash") std::raise(SIGSEGV);
+  if (what == "crash") std::raise(SIGTERM);
   if (what == "hang") pause();
   return 64;
 }
