@@ -3,7 +3,8 @@
 # find_package(gpulab) from that prefix builds and runs docs/examples/lab-program.
 #
 #   cmake -DBUILD=<build> -DSOURCE=<source> -DWORK=<scratch folder> -DGENERATOR=<generator>
-#         -DCTEST=<ctest> [-DPREFIX_PATH=<CMAKE_PREFIX_PATH>] -P installed_lab_program.cmake
+#         -DCTEST=<ctest> [-DPREFIX_PATH=<CMAKE_PREFIX_PATH>] [-DCOMPILER=<the build's C++ compiler>]
+#         -P installed_lab_program.cmake
 foreach(_var IN ITEMS BUILD SOURCE WORK GENERATOR CTEST)
   if(NOT DEFINED ${_var})
     message(FATAL_ERROR "installed_lab_program.cmake: -D${_var}=... is required")
@@ -33,10 +34,14 @@ if(NOT _config)
 endif()
 list(GET _config 0 _config)
 get_filename_component(_config_dir "${_config}" DIRECTORY)
+set(_compiler)
+if(COMPILER)
+  set(_compiler "-DCMAKE_CXX_COMPILER=${COMPILER}")  # the build's: a fresh project would take GCC
+endif()
 execute_process(COMMAND "${CTEST}" --build-and-test
     "${SOURCE}/docs/examples/lab-program" "${WORK}/lab-program"
     --build-generator "${GENERATOR}"
-    --build-options "-Dgpulab_DIR=${_config_dir}" "-DCMAKE_PREFIX_PATH=${PREFIX_PATH}"
+    --build-options "-Dgpulab_DIR=${_config_dir}" "-DCMAKE_PREFIX_PATH=${PREFIX_PATH}" ${_compiler}
     --test-command "${WORK}/lab-program/lab_program"
   RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
 message("${_out}")
