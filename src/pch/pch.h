@@ -2,6 +2,8 @@
 #pragma once
 
 #include <torch/torch.h>
+// Instantiated once in libgpulab, not in each program (cmake/GpulabTorchInstances.cmake).
+#include "gpulab/torch_instances.h"
 
 #include <iostream>
 #include <string>
