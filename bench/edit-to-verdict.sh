@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Benchmark: what a learner waits for in `gpulab start`'s watch mode after saving an edit
-# (target <= 3 s), and `gpulab run NN` with nothing to rebuild (target <= 1 s).
+# Benchmark: `gpulab check NN` after a real code edit of the exercise (target <= 3 s), and
+# `gpulab run NN` with nothing to rebuild (target <= 1 s). The tutorial's own path (the
+# rebuild, the picture and the checks beside it) is bench/tutorial-verdict.py.
 # The edit is a real code change (a new definition with a new value each time, so the
-# object file differs and ccache cannot answer it); the exercise is restored afterwards. On a save the tutorial runs `gpulab run NN --json` (the picture,
-# stopped at its time limit) and then `gpulab check NN` (the verdict): both are timed.
+# object file differs and ccache cannot answer it); the exercise is restored afterwards.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 lesson="${1:-04}"
@@ -16,18 +16,16 @@ ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 seconds() { echo "$(($1 / 1000)).$(printf '%03d' $(($1 % 1000)))"; }
 
 "$root/gpulab" check "$lesson" >/dev/null 2>&1 || true  # everything built once
-best_verdict="" best_ran=""
+best_verdict=""
 for i in 1 2 3; do
   printf '\n[[maybe_unused]] static volatile long gpulab_bench_edit_%s = %sL;\n' "$i" "$(date +%s%N)" >>"$source"
   start=$(date +%s%N)
-  "$root/gpulab" run "$lesson" --json >/dev/null 2>&1 || true  # rebuilds the lesson, then runs it
-  ran=$(ms_since "$start")
-  "$root/gpulab" check "$lesson" >/dev/null 2>&1 || true
+  "$root/gpulab" check "$lesson" >/dev/null 2>&1 || true  # rebuilds the lesson, then runs its checks
   verdict=$(ms_since "$start")
-  echo "  edit $i: rebuilt and ran after $(seconds "$ran") s, verdict after $(seconds "$verdict") s"
-  if [ -z "$best_verdict" ] || [ "$verdict" -lt "$best_verdict" ]; then best_verdict=$verdict best_ran=$ran; fi
+  echo "  edit $i: verdict after $(seconds "$verdict") s"
+  if [ -z "$best_verdict" ] || [ "$verdict" -lt "$best_verdict" ]; then best_verdict=$verdict; fi
 done
-echo "best edit -> verdict for lesson $lesson: $(seconds "$best_verdict") s, of which rebuild and run $(seconds "$best_ran") s (target <= 3 s)"
+echo "best edit -> gpulab check $lesson: $(seconds "$best_verdict") s (target <= 3 s)"
 
 best_run=""
 for _ in 1 2 3; do

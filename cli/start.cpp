@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -131,12 +132,25 @@ class Start {
       case Action::Kind::kPrint: std::cout << action.text << std::flush; break;
       case Action::Kind::kSave: save(); break;
       case Action::Kind::kBuild: perform(tutor_.on_built(builder_->build(action.targets))); break;
-      case Action::Kind::kRun: perform(tutor_.on_run(grading::run_lesson(lesson, run_request(), programs_))); break;
-      case Action::Kind::kCheck: perform(tutor_.on_checks(grading::run_checks(lesson.id, checks_request(action), programs_))); break;
+      case Action::Kind::kRun: run(lesson, action); break;
+      case Action::Kind::kCheck: perform(tutor_.on_checks(checks(lesson, action))); break;
       case Action::Kind::kCheckAll: check_all(); break;
       case Action::Kind::kReset: reset_lesson(tutor_.manifest(), lesson.id, std::cout); break;
       case Action::Kind::kQuit: quit_ = true; break;
     }
+  }
+
+  // The picture's run, with the checks beside it when they follow.
+  void run(const LessonEntry& lesson, const Action& action) {
+    if (action.checks_follow) checks_beside_.emplace(lesson.id, checks_request(action), programs_);
+    const grading::RunResult result = grading::run_lesson(lesson, run_request(), programs_);
+    perform(tutor_.on_run(result));
+    checks_beside_.reset();  // the run failed and the checks were not asked for: not shown
+  }
+
+  grading::ChecksResult checks(const LessonEntry& lesson, const Action& action) {
+    if (checks_beside_) return checks_beside_->result();
+    return grading::run_checks(lesson.id, checks_request(action), programs_);
   }
 
   grading::RunRequest run_request() const {
@@ -172,6 +186,7 @@ class Start {
   tutor::Tutor tutor_;
   grading::Programs programs_;
   std::unique_ptr<grading::Builder> builder_;
+  std::optional<grading::ChecksBeside> checks_beside_;  ///< started with a run (run())
   bool warned_watch_ = false;
   bool quit_ = false;
 };

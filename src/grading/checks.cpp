@@ -91,4 +91,21 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   return checks;
 }
 
+ChecksBeside::ChecksBeside(const std::string& lesson_id, ChecksRequest request, const Programs& programs) {
+  request.stop_leftovers = false;  // stopping every child now would stop the work beside them
+  checks_ = std::async(std::launch::async, [lesson_id, request, &programs] { return run_checks(lesson_id, request, programs); });
+}
+
+ChecksBeside::~ChecksBeside() {
+  if (!checks_.valid()) return;
+  checks_.wait();
+  stop_leftovers();
+}
+
+ChecksResult ChecksBeside::result() {
+  ChecksResult result = checks_.get();
+  stop_leftovers();
+  return result;
+}
+
 }  // namespace gpulab::grading

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -113,6 +114,22 @@ struct ChecksResult {
 
 /// Runs lesson `lesson_id`'s checks program against the exercise (or the solution).
 ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs);
+
+/// A lesson's checks started now, to run beside other work of this process (the
+/// tutorial's picture run): on two cores the verdict then comes about with the picture.
+/// Call result() once that work is over: it waits for the checks, then stops what they and
+/// the work left behind. Never called (the work failed), the destructor does the same.
+class ChecksBeside {
+ public:
+  ChecksBeside(const std::string& lesson_id, ChecksRequest request, const Programs& programs);
+  ~ChecksBeside();
+  ChecksBeside(const ChecksBeside&) = delete;
+  ChecksBeside& operator=(const ChecksBeside&) = delete;
+  ChecksResult result();
+
+ private:
+  std::future<ChecksResult> checks_;
+};
 
 // ---- building ------------------------------------------------------------------------------
 

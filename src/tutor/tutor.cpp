@@ -210,7 +210,9 @@ Actions Tutor::on_built(const grading::BuildResult& result) {
   if (job_ == Job::kNone) return {};
   if (!result.ok) return finish_job({print(compile_error_text(result))});
   if (job_ == Job::kStretch) return {print(checks_header(lesson(), true)), {Action::Kind::kCheck, {}, {}, true}};
-  return {{Action::Kind::kRun, {}, {}, false}};
+  Action run{Action::Kind::kRun, {}, {}, false};
+  run.checks_follow = job_ == Job::kCheck;  // the verdict need not wait for the picture
+  return {run};
 }
 
 Actions Tutor::on_run(const grading::RunResult& result) {

@@ -34,7 +34,9 @@ struct Action {
     kPrint,     ///< print `text` (and flush: it may be a prompt)
     kSave,      ///< write progress() to the progress file
     kBuild,     ///< build `targets`, then tell on_built()
-    kRun,       ///< run lesson() (RunRequest: timeout_s, captured), then tell on_run()
+    kRun,       ///< run lesson() (RunRequest: timeout_s, captured), then tell on_run();
+                ///< `checks_follow`: a kCheck follows unless the run fails; the runner may
+                ///< start the checks beside the run
     kCheck,     ///< run lesson()'s checks (`stretch`: the stretch task's), then tell on_checks()
     kCheckAll,  ///< grade every lesson, as `gpulab check all` does
     kReset,     ///< put lesson()'s exercise back as shipped (the learner said yes)
@@ -44,6 +46,7 @@ struct Action {
   std::string text;
   std::vector<std::string> targets;
   bool stretch = false;
+  bool checks_follow = false;
 };
 using Actions = std::vector<Action>;
 
