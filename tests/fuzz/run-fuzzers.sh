@@ -40,7 +40,7 @@ fi
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DGPULAB_FUZZ=ON -DGPULAB_WERROR="$WERROR" \
-     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" >"$log" 2>&1 ||
+     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" >"$log" 2>&1 ||
    ! cmake --build "$BUILD" --target "${harnesses[@]}" >>"$log" 2>&1; then
   grep -v '^\[' "$log" | tail -n 60 >&2
   say "building the harnesses failed"
@@ -50,35 +50,57 @@ fi
 symbolizer="$(command -v llvm-symbolizer || ls /usr/lib/llvm-*/bin/llvm-symbolizer 2>/dev/null | tail -n 1 || true)"
 [ -n "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH="$symbolizer"
 
-failed=0
-summary=()
-for harness in "${harnesses[@]}"; do
-  name="${harness%_fuzz}"
-  corpus="$BUILD/corpus/$name"
-  artifacts="$BUILD/artifacts/$name"
+# One harness: its run, then one summary line in $BUILD/<name>.summary (and .crashed).
+fuzz_one() {
+  local harness="$1" name="${1%_fuzz}"
+  local corpus="$BUILD/corpus/$name" artifacts="$BUILD/artifacts/$name"
   mkdir -p "$corpus" "$artifacts"
-  args=(-max_total_time="$SECONDS_EACH" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048
-        -artifact_prefix="$artifacts/")
+  local args=(-max_total_time="$SECONDS_EACH" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048
+              -artifact_prefix="$artifacts/")
   [ -f "tests/fuzz/$name.dict" ] && args+=(-dict="tests/fuzz/$name.dict")
-  seeds=()
+  local seeds=()
   [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
-  say "$harness: ${SECONDS_EACH} s"
-  run_log="$BUILD/$name.log"
-  status=0
+  local run_log="$BUILD/$name.log" status=0
+  rm -f "$BUILD/$name.crashed"
   "$BUILD/bin/$harness" "${args[@]}" "$corpus" "${seeds[@]}" >"$run_log" 2>&1 || status=$?
   final_stat() { sed -n "s/^stat::$1: *//p" "$run_log" | tail -n 1; }
+  local execs rate added cov line
   execs="$(final_stat number_of_executed_units)"
   rate="$(final_stat average_exec_per_sec)"
   added="$(final_stat new_units_added)"
   cov="$(sed -n 's/.* cov: \([0-9]*\) .*/\1/p' "$run_log" | tail -n 1)"
   line="$(printf '%-18s %12s execs %8s exec/s  %6s edges  %5s new inputs' "$harness" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${added:-?}")"
   if [ "$status" -ne 0 ]; then
-    failed=1
     grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$run_log" | head -n 5 >&2 || true
+    local reproducer
     reproducer="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$run_log" | tail -n 1)"
     line="$line  CRASHED (exit $status): reproducer ${reproducer:-none written}; log $run_log"
+    touch "$BUILD/$name.crashed"
   fi
-  summary+=("$line")
+  printf '%s\n' "$line" >"$BUILD/$name.summary"
+}
+
+# Each harness is one process on one core: as many at a time as there are cores
+# (GPULAB_FUZZ_JOBS to change it).
+jobs_max="${GPULAB_FUZZ_JOBS:-$(nproc)}"
+say "${#harnesses[@]} harnesses, ${SECONDS_EACH} s each, ${jobs_max} at a time"
+running=0
+for harness in "${harnesses[@]}"; do
+  if [ "$running" -ge "$jobs_max" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$harness" &
+  running=$((running + 1))
+done
+wait || true
+
+failed=0
+summary=()
+for harness in "${harnesses[@]}"; do
+  name="${harness%_fuzz}"
+  summary+=("$(cat "$BUILD/$name.summary" 2>/dev/null || echo "$harness: no summary (the run did not finish)")")
+  if [ -f "$BUILD/$name.crashed" ] || [ ! -f "$BUILD/$name.summary" ]; then failed=1; fi
 done
 
 printf '%s\n' "${summary[@]}"
