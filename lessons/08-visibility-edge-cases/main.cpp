@@ -20,9 +20,9 @@ constexpr std::int64_t kElements = 1024;
 
 // What to tell the user about CUDA_VISIBLE_DEVICES=`list` once CUDA has read it: nothing when
 // CUDA honoured every entry, otherwise that it ignored some and which GPUs this process got.
-// TODO: when CUDA ignored part of `list`, return a message that says so and names, as
-//       nvidia-smi -L does, the physical GPUs this process actually got; return "" when CUDA
-//       honoured every entry. CUDA itself never says a word.
+// TODO: when CUDA ignored part of `list`, return a message that says so and names, by the
+//       UUIDs nvidia-smi -L prints, the physical GPUs this process actually got; return ""
+//       when CUDA honoured every entry. CUDA itself never says a word.
 std::string what_cuda_ignored(const std::string& list) {
   (void)list;
   return "";

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
     });
 
     gpulab::DataParallel everywhere(model);  // device_ids omitted: every visible GPU
-    // TODO: with device_ids omitted, this forward must succeed too and use every visible GPU.
+    // TODO: with device_ids omitted, this forward succeeds as shipped. It must still succeed
+    //       after your first fix, and still use every visible GPU.
     lesson.attempt("defaults", [&] {
       const auto output = everywhere.forward(make_batch());
       lesson.fact("default_device_ids", static_cast<std::int64_t>(everywhere.device_ids().size()));
