@@ -59,6 +59,9 @@ void judge(ChecksResult& checks, const ProcessResult& result, const ChecksReques
 }  // namespace
 
 ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs) {
+  // A lesson program the checks started outlives them when they are stopped at their limit:
+  // as an orphan of ours it is stopped below, never left spinning.
+  if (request.stop_leftovers) adopt_orphans();
   TempDir scratch("gpulab-check");
   const std::string outcomes = scratch.fresh("outcomes");
   std::ofstream(outcomes).close();
@@ -92,12 +95,14 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
 }
 
 ChecksBeside::ChecksBeside(const std::string& lesson_id, ChecksRequest request, const Programs& programs) {
+  adopt_orphans();  // what the checks leave behind becomes ours to stop
   request.stop_leftovers = false;  // stopping every child now would stop the work beside them
   checks_ = std::async(std::launch::async, [lesson_id, request, &programs] { return run_checks(lesson_id, request, programs); });
 }
 
 ChecksBeside::~ChecksBeside() {
   if (!checks_.valid()) return;
+  signal_leftovers();  // unwanted now (the work beside them failed): no need to wait them out
   checks_.wait();
   stop_leftovers();
 }

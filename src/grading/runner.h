@@ -118,7 +118,8 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
 /// A lesson's checks started now, to run beside other work of this process (the
 /// tutorial's picture run): on two cores the verdict then comes about with the picture.
 /// Call result() once that work is over: it waits for the checks, then stops what they and
-/// the work left behind. Never called (the work failed), the destructor does the same.
+/// the work left behind. Never called (the work failed), the destructor stops the checks at
+/// once, and what they left behind. This process becomes the subreaper of its descendants.
 class ChecksBeside {
  public:
   ChecksBeside(const std::string& lesson_id, ChecksRequest request, const Programs& programs);

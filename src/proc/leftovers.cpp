@@ -35,6 +35,13 @@ std::vector<pid_t> children_of(pid_t parent) {
   return children;
 }
 
+void signal_leftovers() {
+  for (const pid_t child : children_of(getpid())) {
+    kill(-child, SIGKILL);
+    kill(child, SIGKILL);
+  }
+}
+
 void stop_leftovers() {
   for (int round = 0; round < 100; ++round) {
     const auto children = children_of(getpid());

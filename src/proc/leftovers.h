@@ -15,5 +15,8 @@ void adopt_orphans();
 std::vector<pid_t> children_of(pid_t parent);
 /// Kills every child of this process (and its process group) and reaps it.
 void stop_leftovers();
+/// Kills every child of this process (and its process group) and reaps none: for a thread
+/// that waits for one of them itself (grading::ChecksBeside).
+void signal_leftovers();
 
 }  // namespace gpulab

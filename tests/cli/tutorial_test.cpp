@@ -54,11 +54,11 @@ class ExerciseGuard {
 // `gpulab start` on a pseudo-terminal: what it printed so far, and keys to type.
 class Session {
  public:
-  Session(const std::vector<std::string>& args, const std::string& progress_file) {
+  Session(const std::vector<std::string>& args, const std::string& progress_file) : state_dir_(fresh_state_dir()) {
     pid_ = forkpty(&master_, nullptr, nullptr, nullptr);
     if (pid_ == 0) {
       setenv("GPULAB_BUILD_DIR", GPULAB_TEST_BUILD_DIR, 1);
-      setenv("GPULAB_STATE_DIR", fresh_state_dir().c_str(), 1);
+      setenv("GPULAB_STATE_DIR", state_dir_.c_str(), 1);
       setenv("GPULAB_PROGRESS_FILE", progress_file.c_str(), 1);
       setenv("NO_COLOR", "1", 1);
       unsetenv("CUDA_VISIBLE_DEVICES");
@@ -82,6 +82,29 @@ class Session {
   }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
+
+  /// Processes still alive that the session started, however far down: every one inherits
+  /// the session's node state folder (GPULAB_STATE_DIR), so /proc/PID/environ tells.
+  std::vector<std::string> processes_left() const {
+    std::vector<std::string> left;
+    const std::string mark = "GPULAB_STATE_DIR=" + state_dir_;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream environ_file(entry.path() / "environ", std::ios::binary);
+      std::string variable;
+      while (std::getline(environ_file, variable, '\0')) {
+        if (variable == mark) {
+          std::ifstream cmdline(entry.path() / "cmdline");
+          std::string program;
+          std::getline(cmdline, program, '\0');
+          left.push_back(name + " " + program);
+          break;
+        }
+      }
+    }
+    return left;
+  }
 
   // Reads until `text` appears after everything already waited for; false at the deadline
   // (a safety net for a broken tutorial, not a timing assertion).
@@ -114,6 +137,7 @@ class Session {
 
  private:
   int master_ = -1;
+  std::string state_dir_;
   pid_t pid_ = -1;
   bool exited_ = false;
   std::string output_;
@@ -208,6 +232,9 @@ TEST_CASE("start: a program that never ends is stopped at the time limit and the
   SEEN(session, "01  Meet the node");
   session.type("q");
   CHECK(session.exit_code() == 0);
+  // The checks started beside the run met the same loop: stopped with it, nothing left
+  // spinning (a leftover once took a core each until the machine restarted).
+  CHECK(session.processes_left() == std::vector<std::string>{});
 }
 
 TEST_CASE("start without a terminal reads commands as lines and ends cleanly at the end of input", "[tutorial]") {
