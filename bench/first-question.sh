@@ -16,7 +16,10 @@ question="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["les
 start=$(date +%s%N)
 # The tutorial reads its answers as lines; it gets none until the question has been seen.
 # Its own process group (setsid), so the tutorial and its background builds stop together.
-( cd "$work/clone" && exec setsid ./gpulab start --no-watch ) < <(sleep 1200) >"$work/out.log" 2>&1 &
+# Its input is a pipe this script holds open and never writes (no feeder process to outlive it).
+mkfifo "$work/answers"
+exec 3<>"$work/answers"
+( cd "$work/clone" && exec setsid ./gpulab start --no-watch ) <"$work/answers" >"$work/out.log" 2>&1 &
 tutor=$!
 until grep -qF "$question" "$work/out.log" 2>/dev/null; do
   kill -0 "$tutor" 2>/dev/null || { echo "first-question: ./gpulab start ended before its first question:" >&2; tail -20 "$work/out.log" >&2; exit 1; }
@@ -25,5 +28,6 @@ done
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 kill -- -"$tutor" 2>/dev/null || kill "$tutor" 2>/dev/null || true
 wait "$tutor" 2>/dev/null || true
+exec 3>&-
 echo "first question of ./gpulab start from a clean clone, empty compiler cache: $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s (target <= 180 s)"
 [ "${1:-}" = "--keep" ] && echo "clone: $work/clone" || true
