@@ -145,7 +145,7 @@ class Start {
     if (action.checks_follow) checks_beside_.emplace(lesson.id, checks_request(action), programs_);
     const grading::RunResult result = grading::run_lesson(lesson, run_request(), programs_);
     perform(tutor_.on_run(result));
-    checks_beside_.reset();  // the run failed and the checks were not asked for: not shown
+    checks_beside_.reset();  // taken by checks(); or, when the run failed, stopped unseen
   }
 
   grading::ChecksResult checks(const LessonEntry& lesson, const Action& action) {

@@ -35,21 +35,25 @@ std::vector<pid_t> children_of(pid_t parent) {
   return children;
 }
 
-void signal_leftovers() {
-  for (const pid_t child : children_of(getpid())) {
+namespace {
+
+// Kills each child with its group (a lesson program and what it started), or it alone.
+void kill_children(const std::vector<pid_t>& children) {
+  for (const pid_t child : children) {
     kill(-child, SIGKILL);
     kill(child, SIGKILL);
   }
 }
 
+}  // namespace
+
+void signal_leftovers() { kill_children(children_of(getpid())); }
+
 void stop_leftovers() {
   for (int round = 0; round < 100; ++round) {
     const auto children = children_of(getpid());
     if (children.empty()) return;
-    for (const pid_t child : children) {
-      kill(-child, SIGKILL);  // its group (a lesson program and what it started) ...
-      kill(child, SIGKILL);   // ... or it alone
-    }
+    kill_children(children);
     for (const pid_t child : children) waitpid(child, nullptr, 0);
   }
 }
