@@ -12,7 +12,7 @@ namespace gpulab {
 /// A lesson the manifest lists, as far as it could be read.
 struct ListedLesson {
   std::string id;
-  std::string directory;  ///< "04-cuda-1-is-gpu-3"
+  std::string directory;  ///< "04-which-gpu-is-cuda-1"
 };
 
 struct LessonRulesResult {

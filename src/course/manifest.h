@@ -59,7 +59,7 @@ struct LessonEntry {
   /// Runs several processes under `gpulab launch`.
   bool launched() const { return nproc_per_node > 0; }
 
-  /// "04-cuda-1-is-gpu-3": the folder under lessons/ and solutions/.
+  /// "04-which-gpu-is-cuda-1": the folder under lessons/ and solutions/.
   std::string directory() const { return id + "-" + slug; }
 };
 

@@ -51,7 +51,7 @@ std::vector<int> entries(const std::string& list) {
   return ids;
 }
 
-std::string script_path(const std::string& name) { return source_dir() + "/lessons/03-where-to-set-it/" + name; }
+std::string script_path(const std::string& name) { return source_dir() + "/lessons/03-setting-it-in-code/" + name; }
 
 // The command line that runs the lesson program as `way` says (with `sh` for the scripts).
 std::vector<std::string> command_of(const Way& way) {
