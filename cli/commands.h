@@ -12,6 +12,7 @@ void setup_smi(CLI::App& app);
 void setup_nodes(CLI::App& app);
 void setup_list(CLI::App& app);
 void setup_hint(CLI::App& app);
+void setup_explain(CLI::App& app);  // a lesson's EXPLAIN.md, after its predictions
 void setup_run(CLI::App& app);
 void setup_check(CLI::App& app);
 void setup_targets(CLI::App& app);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   setup_run(app);
   setup_check(app);
   setup_hint(app);
+  setup_explain(app);
   setup_devices(app);
   setup_smi(app);
   setup_nodes(app);

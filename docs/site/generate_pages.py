@@ -69,11 +69,11 @@ def lesson_dir(lesson):
     return f"{lesson['id']}-{lesson['slug']}"
 
 
-def readme_body(root, lesson):
-    """The lesson's README without its title line; links to other Markdown files made
-    relative to the repository, so Doxygen resolves them from the generated page too."""
+def readme_body(root, lesson, name="README.md"):
+    """The lesson's README (or EXPLAIN.md) without its title line; links to other Markdown
+    files made relative to the repository, so Doxygen resolves them from the generated page too."""
     directory = os.path.join("lessons", lesson_dir(lesson))
-    text = open(os.path.join(root, directory, "README.md"), encoding="utf-8").read()
+    text = open(os.path.join(root, directory, name), encoding="utf-8").read()
     text = re.sub(r"\A# .*\n", "", text)
 
     def rebase(m):
@@ -87,6 +87,13 @@ def readme_body(root, lesson):
         return f"]({path}{'#' + fragment if fragment else ''})"
 
     return re.sub(r"\]\(([^)]*)\)", rebase, text)
+
+
+def explain_body(root, lesson):
+    """EXPLAIN.md under the page's "Explained" heading: its sections one level down."""
+    body = readme_body(root, lesson, "EXPLAIN.md")
+    body = re.sub(r"^Read this after[^\n]*\n", "", body, count=1, flags=re.M)
+    return re.sub(r"^## ", "### ", body, flags=re.M)
 
 
 def lesson_pages(root, manifest):
@@ -107,6 +114,9 @@ def lesson_pages(root, manifest):
             f"\n\\page lesson{i} Lesson {i}: {title}\n\n"
             f"`./gpulab run {i}` runs it, `./gpulab check {i}` checks it "
             f"(lessons/{d}/README.md).\n\n{readme_body(root, lesson)}\n"
+            f"## Explained\n\nRead this after you predicted and ran the lesson "
+            f"(lessons/{d}/EXPLAIN.md, `./gpulab explain {i}`).\n\n"
+            f"{explain_body(root, lesson)}\n"
             f"## The exercise\n\nlessons/{d}/main.cpp, with its `TODO`s:\n\n\\include lessons/{d}/main.cpp\n\n"
             f"## The solution\n\nsolutions/{d}/main.cpp:\n\n\\include solutions/{d}/main.cpp\n\n"
             f"## The checks\n\n{checks}, what `./gpulab check {i}` runs:\n\n\\include {checks}\n")

@@ -18,9 +18,46 @@ namespace {
 constexpr std::size_t kMinHints = 3;
 constexpr std::size_t kMinPredictions = 1;
 constexpr std::size_t kMinMutants = 2;
-// Every README's sections, in this order (predict, observe, explain, then the task).
-const std::vector<std::string> kReadmeSections = {"Predict", "Run", "What happened and why", "What the article says",
-                                                  "Your task", "Stretch", "Check"};
+// Every README's sections, in this order: what a learner reads before the run (predict,
+// observe, the task). The explanation is in EXPLAIN.md, read after the predictions.
+const std::vector<std::string> kReadmeSections = {"Predict", "Run", "Your task", "Stretch", "Check"};
+const std::vector<std::string> kExplainSections = {"What happened and why", "What the article says"};
+
+// Text as a learner reads it, for comparing a README with the manifest: no backticks, runs of
+// white space as one space.
+std::string plain(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '`') continue;
+    const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+// The numbered items of the README's "## Predict" section, each as plain text.
+std::vector<std::string> predict_items(const std::string& readme) {
+  std::vector<std::string> items;
+  std::istringstream in(readme);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) {
+      inside = line.rfind("## Predict", 0) == 0;
+      continue;
+    }
+    if (!inside) continue;
+    const auto dot = line.find(". ");
+    if (dot != std::string::npos && dot > 0 && line.find_first_not_of("0123456789") == dot)
+      items.push_back(line.substr(dot + 2));
+    else if (!items.empty() && !line.empty() && line[0] == ' ')
+      items.back() += " " + line;  // an item's continuation line
+  }
+  for (auto& item : items) item = plain(item);
+  return items;
+}
 
 // A README's level-2 headings, in order (fenced code blocks skipped).
 std::vector<std::string> sections_of(const std::string& readme) {
@@ -110,6 +147,30 @@ class Rules {
     mutants(id);
     table_row(id, text_field("title"));
     files(id, directory);
+    questions(lesson, id, directory);
+  }
+
+  // One source for the questions: the README's Predict section lists exactly the manifest's
+  // scored predictions, in order, so every question a learner reads is one the run scores.
+  void questions(const nlohmann::json& lesson, const std::string& id, const std::string& directory) {
+    const std::string file = "lessons/" + directory + "/README.md";
+    const std::string readme = read_text(fs::path(root_) / file);
+    if (readme.empty()) return;  // files() said so
+    std::vector<std::string> wanted;
+    for (const auto& prediction : lesson.value("predictions", nlohmann::json::array()))
+      if (prediction.is_object() && prediction.contains("question") && prediction.at("question").is_string())
+        wanted.push_back(plain(prediction.at("question").get<std::string>()));
+    const auto items = predict_items(readme);
+    for (std::size_t i = 0; i < std::max(items.size(), wanted.size()); ++i) {
+      if (i < items.size() && i < wanted.size() && items[i] == wanted[i]) continue;
+      if (i >= wanted.size())
+        problem(fmt::format("{}: Predict question {} (\"{}\") is not scored (lesson {}); move it into the manifest's "
+                            "\"predictions\" or out of the Predict section", file, i + 1, items[i], id));
+      else
+        problem(fmt::format("{}: Predict question {} should read \"{}\", as lessons/manifest.json asks it (lesson {}); "
+                            "copy it from the manifest", file, i + 1, wanted[i], id));
+      return;
+    }
   }
 
   void order(const std::string& id) {
@@ -162,6 +223,7 @@ class Rules {
         {"lessons/" + directory + "/main.cpp", "write the exercise (it must fail its checks as shipped)"},
         {"solutions/" + directory + "/main.cpp", "write the reference solution (it must pass the checks)"},
         {"lessons/" + directory + "/README.md", "write the lesson's README"},
+        {"lessons/" + directory + "/EXPLAIN.md", "write the lesson's explanation (shown after the predictions)"},
         {"tests/lessons/lesson" + id + "_checks.cpp", "write the lesson's checks (Catch2 TEST_CASEs)"}};
     for (const auto& [file, what] : wanted) {
       const fs::path path = fs::path(root_) / file;
@@ -185,6 +247,9 @@ class Rules {
     else if (file.find("README.md") != std::string::npos && sections_of(text) != kReadmeSections)
       problem(fmt::format("{}: sections are \"{}\" (lesson {}); use the template's \"{}\", in that order", file,
                           joined(sections_of(text)), id, joined(kReadmeSections)));
+    else if (file.find("EXPLAIN.md") != std::string::npos && sections_of(text) != kExplainSections)
+      problem(fmt::format("{}: sections are \"{}\" (lesson {}); use the template's \"{}\", in that order", file,
+                          joined(sections_of(text)), id, joined(kExplainSections)));
   }
 
   // Nothing on disk the manifest does not list.

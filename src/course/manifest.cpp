@@ -43,13 +43,28 @@ Prediction parse_prediction(const nlohmann::json& item, const std::string& file,
   prediction.rank = item.value("rank", 0);
   prediction.step = item.value("step", 0);
   prediction.why = item.at("why").get<std::string>();
-  static const std::set<std::string> kinds = {"tensor", "gpus_used", "gpu_memory", "fact", "error"};
-  const bool needs_subject = prediction.observe != "gpus_used" && prediction.observe != "error";
+  static const std::set<std::string> kinds = {"tensor", "gpus_used", "gpu_memory", "fact", "error", "succeeds"};
+  const bool needs_subject = prediction.observe != "gpus_used" && prediction.observe != "error" &&
+                             prediction.observe != "succeeds";
   if (kinds.count(prediction.observe) == 0 || (needs_subject && prediction.subject.empty()) || prediction.rank < 0 ||
       prediction.step < 0)
     throw ManifestError("lesson manifest '" + file + "': lesson " + lesson + ": prediction '" + prediction.question +
-                        "' needs observe = tensor, gpus_used, gpu_memory, fact or error (with a subject for "
+                        "' needs observe = tensor, gpus_used, gpu_memory, fact, error or succeeds (with a subject for "
                         "tensor, gpu_memory and fact) and a rank and step of 0 or more");
+  if (item.contains("explain")) {
+    const auto& explain = item.at("explain");
+    Prediction::Explain parsed;
+    parsed.question = explain.at("question").get<std::string>();
+    parsed.choices = explain.at("choices").get<std::vector<std::string>>();
+    const auto answer = explain.at("answer").get<std::int64_t>();
+    // Letters a, b, c ... name the choices: more than 6 would not fit a line, fewer than 2 is no choice.
+    if (parsed.choices.size() < 2 || parsed.choices.size() > 6 || answer < 0 ||
+        answer >= static_cast<std::int64_t>(parsed.choices.size()))
+      throw ManifestError("lesson manifest '" + file + "': lesson " + lesson + ": prediction '" + prediction.question +
+                          "': explain needs 2 to 6 choices and an answer that is the index of one of them");
+    parsed.answer = static_cast<std::size_t>(answer);
+    prediction.explain = std::move(parsed);
+  }
   return prediction;
 }
 }  // namespace

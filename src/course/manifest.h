@@ -2,6 +2,7 @@
 // build, the CLI, the tests and the docs all read.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -16,7 +17,9 @@ namespace gpulab {
 ///   "gpus_used"  the physical GPUs the process holds memory on: a list, or "none";
 ///   "gpu_memory" whether the process holds memory on physical GPU `subject`: yes/no;
 ///   "fact"       the lesson's fact `subject` (e.g. device_count): a number or text;
-///   "error"      whether an error whose label starts with `subject` was reported: yes/no.
+///   "error"      whether an error whose label starts with `subject` was reported: yes/no;
+///   "succeeds"   the opposite: whether no such error was reported ("will it run?"): yes/no.
+/// The kinds let a question be asked either way, so that "yes" is not always the answer.
 struct Prediction {
   std::string question;  ///< what the tutorial asks
   std::string observe;   ///< what to look at: tensor, gpus_used, gpu_memory, fact or error
@@ -24,7 +27,15 @@ struct Prediction {
   std::string at;   ///< observation label; empty: the last observation that shows the subject
   int rank = 0;     ///< launched lessons: whose report
   int step = 0;     ///< stepped lessons: which step's report
-  std::string why;  ///< the explanation shown when the answer differs
+  std::string why;  ///< the explanation, shown after the explain question
+  /// The explain step: after the run, the learner picks the mechanism behind what it showed.
+  /// The wrong choices are the real misconceptions; `answer` is the right one's index.
+  struct Explain {
+    std::string question;
+    std::vector<std::string> choices;
+    std::size_t answer = 0;
+  };
+  std::optional<Explain> explain;  ///< none: the tutorial shows the why straight away
 };
 
 /// One lesson of the manifest: its files, scenario, hints, predictions and tasks.

@@ -123,10 +123,10 @@ std::optional<std::string> observed_answer(const Prediction& prediction, const R
   const Report* report = report_for(prediction, run);
   if (report == nullptr) return std::nullopt;
   if (prediction.observe == "fact") return fact_answer(prediction, *report);
-  if (prediction.observe == "error") {
-    for (const auto& error : report->errors)
-      if (error.label.rfind(prediction.subject, 0) == 0) return std::string("yes");
-    return std::string("no");
+  if (prediction.observe == "error" || prediction.observe == "succeeds") {
+    bool failed = false;
+    for (const auto& error : report->errors) failed = failed || error.label.rfind(prediction.subject, 0) == 0;
+    return std::string(failed == (prediction.observe == "error") ? "yes" : "no");
   }
   if (prediction.observe == "tensor") return tensor_answer(prediction, *report);
   const Observation* observation = observation_for(prediction, *report);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -22,21 +24,40 @@ bool parse_score(const std::string& score, int& right, int& asked) {
   return second.ec == std::errc() && right >= 0 && right <= asked;
 }
 
-// The words after "lesson ID": passed, started, predictions R/A.
+// The words after "lesson ID": passed, started, predictions R/A, explained R/A.
 void parse_lesson_words(std::istringstream& words, LessonProgress& lesson) {
   std::string state;
   while (words >> state) {
     if (state == "passed") lesson.passed = true;
-    if (state == "predictions") {
+    if (state == "predictions" || state == "explained") {
       std::string score;
       words >> score;
       int right = 0, asked = 0;
-      if (parse_score(score, right, asked)) {
-        lesson.predictions_right = right;
-        lesson.predictions_asked = asked;
-      }
+      if (!parse_score(score, right, asked)) continue;
+      (state == "predictions" ? lesson.predictions_right : lesson.explained_right) = right;
+      (state == "predictions" ? lesson.predictions_asked : lesson.explained_asked) = asked;
     }
   }
+}
+
+// The words after "answers ID": "predicted" then answers, "explained" then letters.
+void parse_answer_words(std::istringstream& words, LessonProgress& lesson) {
+  std::vector<std::string>* into = nullptr;
+  std::string word;
+  while (words >> word) {
+    if (word == "predicted") into = &lesson.predicted;
+    else if (word == "explained") into = &lesson.explained;
+    else if (into != nullptr) into->push_back(word);
+  }
+}
+
+std::string joined_answers(const std::vector<std::string>& answers) {
+  std::string text;
+  for (auto answer : answers) {
+    std::replace_if(answer.begin(), answer.end(), [](unsigned char c) { return std::isspace(c) != 0; }, '_');
+    text += ' ' + (answer.empty() ? std::string("-") : answer);
+  }
+  return text;
 }
 
 }  // namespace
@@ -65,11 +86,12 @@ Progress parse_progress(const std::string& text, std::vector<SkippedLine>* skipp
       progress.current = id;
       continue;
     }
-    if (kind != "lesson" || id.empty()) {
+    if ((kind != "lesson" && kind != "answers") || id.empty()) {
       if (skipped != nullptr) skipped->push_back({number, line});
       continue;
     }
-    parse_lesson_words(words, progress.lessons[id]);
+    if (kind == "answers") parse_answer_words(words, progress.lessons[id]);
+    else parse_lesson_words(words, progress.lessons[id]);
   }
   return progress;
 }
@@ -82,7 +104,11 @@ std::string progress_text(const Progress& progress) {
     text << "lesson " << id << (lesson.passed ? " passed" : " started");
     if (lesson.predictions_right)
       text << " predictions " << *lesson.predictions_right << '/' << lesson.predictions_asked;
+    if (lesson.explained_right) text << " explained " << *lesson.explained_right << '/' << lesson.explained_asked;
     text << '\n';
+    if (!lesson.predicted.empty() || !lesson.explained.empty())
+      text << "answers " << id << " predicted" << joined_answers(lesson.predicted) << " explained"
+           << joined_answers(lesson.explained) << '\n';
   }
   return text.str();
 }

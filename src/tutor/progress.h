@@ -1,6 +1,8 @@
 // The learner's progress: a small plain-text file at the repository root (ignored by git),
-// so it survives rebuilds and a learner can read or edit it. One line per lesson:
-//   lesson 04 passed predictions 1/2
+// so it survives rebuilds and a learner can read or edit it. One line per lesson, and one
+// with the answers given (the class report reads them; "-": not answered):
+//   lesson 04 passed predictions 1/2 explained 2/2
+//   answers 04 predicted 4 none explained b c
 //   current 05
 // GPULAB_PROGRESS_FILE points it elsewhere (tests, a second learner on one checkout).
 #pragma once
@@ -16,6 +18,10 @@ struct LessonProgress {
   bool passed = false;
   std::optional<int> predictions_right;  ///< set once the lesson's predictions were scored
   int predictions_asked = 0;
+  std::optional<int> explained_right;  ///< set once the explain questions were answered
+  int explained_asked = 0;
+  std::vector<std::string> predicted;  ///< each prediction's answer, canonical ("-": none)
+  std::vector<std::string> explained;  ///< each explain answer's letter ("-": none)
 };
 
 struct Progress {

@@ -1,6 +1,7 @@
 #include "tutor/tutor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 #include <utility>
 
@@ -17,6 +18,24 @@ constexpr const char* kKeys =
 constexpr int kAttempts = 3;  // tries at a prediction before it counts as unanswered
 
 Action print(std::string text) { return {Action::Kind::kPrint, std::move(text), {}, false}; }
+
+// "a, b or c"
+std::string letters(std::size_t count) {
+  std::string text;
+  for (std::size_t i = 0; i < count; ++i)
+    text += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + std::string(1, static_cast<char>('a' + i));
+  return text;
+}
+
+// "b", "B", "b)" or "2": the choice's index; nullopt when it names none of `count`.
+std::optional<std::size_t> choice_of(const std::string& line, std::size_t count) {
+  std::string word;
+  for (char c : line)
+    if (!std::isspace(static_cast<unsigned char>(c)) && c != ')' && c != '.') word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word.size() == 1 && word[0] >= 'a' && static_cast<std::size_t>(word[0] - 'a') < count) return static_cast<std::size_t>(word[0] - 'a');
+  if (word.size() == 1 && word[0] >= '1' && static_cast<std::size_t>(word[0] - '1') < count) return static_cast<std::size_t>(word[0] - '1');
+  return std::nullopt;
+}
 
 std::string program_target(const LessonEntry& lesson) { return "lesson-" + lesson.id; }
 std::string checks_target(const LessonEntry& lesson) { return "lesson" + lesson.id + "-checks"; }
@@ -108,14 +127,13 @@ Actions Tutor::start() {
 Actions Tutor::enter_lesson() {
   const LessonEntry& l = lesson();
   std::string text = fmt::format("\n== lesson {} of {}: {}\n", l.id, manifest_.lessons.size(), l.title);
-  text += fmt::format("   file: {}   (background: lessons/{}/README.md)\n", relative_exercise(), l.directory());
   const std::string scenario = scenario_text(l);
   if (!scenario.empty()) text += "   scenario:" + scenario + '\n';
-  const auto fallback = goals_.find(l.id);
-  const std::string goal = !l.goal.empty() ? l.goal : fallback != goals_.end() ? fallback->second : "";
-  if (!goal.empty()) text += "   goal: " + goal + '\n';
   Actions actions = {print(text), save()};
   footer_pending_ = true;
+  explaining_ = false;
+  // Before the predictions, nothing but the title and the scenario: the goal, the file's
+  // TODO and the lesson's text would give the answers away.
   if (!progress_.lessons[l.id].predictions_right && !l.predictions.empty()) {
     const std::size_t count = l.predictions.size();
     actions.push_back(print(fmt::format("\nBefore it runs, predict ({} {}):\n", count, count == 1 ? "question" : "questions")));
@@ -126,8 +144,20 @@ Actions Tutor::enter_lesson() {
     actions.push_back(ask_question().front());
     return actions;
   }
+  for (auto& action : task_text()) actions.push_back(std::move(action));
   for (auto& action : build_then(Job::kRun, {program_target(l)})) actions.push_back(std::move(action));
   return actions;
+}
+
+// The lesson's file, where its explanation is, and its goal.
+Actions Tutor::task_text() {
+  const LessonEntry& l = lesson();
+  std::string text = fmt::format("   file: {}   (the lesson: lessons/{}/README.md; why: ./gpulab explain {})\n",
+                                 relative_exercise(), l.directory(), l.id);
+  const auto fallback = goals_.find(l.id);
+  const std::string goal = !l.goal.empty() ? l.goal : fallback != goals_.end() ? fallback->second : "";
+  if (!goal.empty()) text += "   goal: " + goal + '\n';
+  return {print(text)};
 }
 
 // ---- predictions ---------------------------------------------------------------------------
@@ -139,6 +169,16 @@ Actions Tutor::ask_question() {
 
 Actions Tutor::on_answer(const std::string& line) {
   if (awaiting_ != Awaiting::kAnswer) return {};
+  if (explaining_) {
+    const auto& explain = *lesson().predictions[question_].explain;
+    const auto choice = choice_of(line, explain.choices.size());
+    if (!choice && ++attempt_ < kAttempts) {
+      Actions actions = {print(fmt::format("     please answer with a letter, {}\n", letters(explain.choices.size())))};
+      actions.push_back(ask_explain().front());
+      return actions;
+    }
+    return take_explain(choice);
+  }
   const Prediction& p = lesson().predictions[question_];
   auto answer = canonical_answer(p, line);
   if (!answer && ++attempt_ < kAttempts) {
@@ -180,12 +220,72 @@ Actions Tutor::score_predictions(const RunDocument& document) {
     right += ok ? 1 : 0;
     text += fmt::format("  {}. you said {}, the run shows {}: {}\n", i + 1, answer.value_or("(no answer)"), *observed,
                         ok ? "right." : "not quite.");
-    if (!ok) text += "     why: " + p.why + '\n';
   }
   text += fmt::format("  predictions: {} of {} right\n", right, scored);
-  progress_.lessons[l.id].predictions_right = right;
-  progress_.lessons[l.id].predictions_asked = static_cast<int>(l.predictions.size());
+  LessonProgress& mine = progress_.lessons[l.id];
+  mine.predictions_right = right;
+  mine.predictions_asked = static_cast<int>(l.predictions.size());
+  mine.predicted.clear();
+  for (const auto& answer : answers_) mine.predicted.push_back(answer.value_or("-"));
   return {print(text), save()};
+}
+
+// ---- explain: after the run, why it came out so ----------------------------------------------
+
+// The next prediction with an explain question from question_ on, asked; or, when none is
+// left, the explanations and the task.
+Actions Tutor::ask_explain() {
+  const auto& predictions = lesson().predictions;
+  while (question_ < predictions.size() && !predictions[question_].explain) ++question_;
+  if (question_ >= predictions.size()) return explained();
+  const auto& explain = *predictions[question_].explain;
+  std::string text = fmt::format("  {}. {}\n", question_ + 1, explain.question);
+  for (std::size_t i = 0; i < explain.choices.size(); ++i)
+    text += fmt::format("     {}) {}\n", static_cast<char>('a' + i), explain.choices[i]);
+  text += fmt::format("     ({})> ", letters(explain.choices.size()));
+  return {print(text)};
+}
+
+Actions Tutor::take_explain(std::optional<std::size_t> choice) {
+  const auto& explain = *lesson().predictions[question_].explain;
+  const bool ok = choice && *choice == explain.answer;
+  explained_right_ += ok ? 1 : 0;
+  if (choices_.size() <= question_) choices_.resize(question_ + 1);
+  choices_[question_] = choice;
+  Actions actions = {print(ok ? "     right.\n"
+                              : fmt::format("     not quite: it is {}).\n", static_cast<char>('a' + explain.answer)))};
+  attempt_ = 0;
+  ++question_;
+  for (auto& action : ask_explain()) actions.push_back(std::move(action));
+  return actions;
+}
+
+// Every prediction's why, to everyone, right or wrong; then the task.
+Actions Tutor::explained() {
+  const LessonEntry& l = lesson();
+  explaining_ = false;
+  awaiting_ = Awaiting::kCommand;
+  std::string text = "\nWhy:\n";
+  for (std::size_t i = 0; i < l.predictions.size(); ++i) text += fmt::format("  {}. {}\n", i + 1, l.predictions[i].why);
+  text += fmt::format("  The whole story: ./gpulab explain {}\n\n", l.id);
+  Actions actions = {print(text)};
+  int asked = 0;
+  for (const auto& p : l.predictions) asked += p.explain ? 1 : 0;
+  if (asked > 0) {
+    LessonProgress& mine = progress_.lessons[l.id];
+    mine.explained_right = explained_right_;
+    mine.explained_asked = asked;
+    mine.explained.clear();
+    for (std::size_t i = 0; i < l.predictions.size(); ++i) {
+      if (!l.predictions[i].explain) continue;
+      const auto choice = i < choices_.size() ? choices_[i] : std::nullopt;
+      mine.explained.push_back(choice ? std::string(1, static_cast<char>('a' + *choice)) : "-");
+    }
+    actions.push_back(print(fmt::format("  explained: {} of {} right\n", explained_right_, asked)));
+    actions.push_back(save());
+  }
+  for (auto& action : task_text()) actions.push_back(std::move(action));
+  return finish_job(std::move(actions));
 }
 
 // ---- building, running and checking --------------------------------------------------------
@@ -208,7 +308,11 @@ Actions Tutor::finish_job(Actions actions) {
 
 Actions Tutor::on_built(const grading::BuildResult& result) {
   if (job_ == Job::kNone) return {};
-  if (!result.ok) return finish_job({print(compile_error_text(result))});
+  if (!result.ok) {
+    Actions actions = {print(compile_error_text(result))};
+    if (job_ == Job::kPredictions) actions.push_back(task_text().front());  // no run to explain: on to the task
+    return finish_job(std::move(actions));
+  }
   if (job_ == Job::kStretch) return {print(checks_header(lesson(), true)), {Action::Kind::kCheck, {}, {}, true}};
   Action run{Action::Kind::kRun, {}, {}, false};
   run.checks_follow = job_ == Job::kCheck;  // the verdict need not wait for the picture
@@ -217,10 +321,28 @@ Actions Tutor::on_built(const grading::BuildResult& result) {
 
 Actions Tutor::on_run(const grading::RunResult& result) {
   if (job_ == Job::kNone) return {};
-  if (auto failure = run_failure_text(lesson(), result, options_.timeout_s)) return finish_job({print(*failure)});
+  if (auto failure = run_failure_text(lesson(), result, options_.timeout_s)) {
+    Actions actions = {print(*failure)};
+    if (job_ == Job::kPredictions) actions.push_back(task_text().front());  // nothing to explain: on to the task
+    return finish_job(std::move(actions));
+  }
   Actions actions;
   if (job_ == Job::kPredictions) actions = score_predictions(result.document);
   actions.push_back(print(pictures_text(result.document, style_)));
+  if (job_ == Job::kPredictions) {  // observed: now why
+    const auto& predictions = lesson().predictions;
+    if (std::any_of(predictions.begin(), predictions.end(), [](const Prediction& p) { return p.explain.has_value(); }))
+      actions.push_back(print("\nWhy did it come out so? Pick the mechanism:\n"));
+    job_ = Job::kNone;
+    explaining_ = true;
+    awaiting_ = Awaiting::kAnswer;
+    question_ = 0;
+    attempt_ = 0;
+    choices_.clear();
+    explained_right_ = 0;
+    for (auto& action : ask_explain()) actions.push_back(std::move(action));
+    return actions;
+  }
   if (job_ != Job::kCheck) return finish_job(std::move(actions));
   actions.push_back(print(checks_header(lesson(), false)));
   actions.push_back({Action::Kind::kCheck, {}, {}, false});
@@ -243,7 +365,9 @@ Actions Tutor::on_checks(const grading::ChecksResult& result) {
 }
 
 Actions Tutor::on_error(const std::string& what) {
-  return finish_job({print("(" + what + "; the tutorial goes on)\n")});
+  Actions actions = {print("(" + what + "; the tutorial goes on)\n")};
+  if (job_ == Job::kPredictions) actions.push_back(task_text().front());
+  return finish_job(std::move(actions));
 }
 
 Actions Tutor::check() { return build_then(Job::kCheck, {program_target(lesson()), checks_target(lesson())}); }
@@ -322,7 +446,7 @@ Actions Tutor::on_confirm(const std::string& text) {
 
 Actions Tutor::on_end() {
   switch (awaiting_) {
-    case Awaiting::kAnswer: return take_answer(std::nullopt);
+    case Awaiting::kAnswer: return explaining_ ? take_explain(std::nullopt) : take_answer(std::nullopt);
     case Awaiting::kConfirm: return on_confirm("");
     case Awaiting::kCommand: break;
   }

@@ -3,9 +3,11 @@
 // actions come out (text to print, save the progress, build, run, check, check all, reset,
 // quit), and the front end (cli/start.cpp) reads the terminal and carries the actions out.
 //
-// For each lesson it shows the goal, asks the lesson's predictions before the first run,
-// runs the exercise and scores each answer against what the run's report shows, draws the
-// node; a save (or c) rebuilds the lesson, runs it, runs its checks and shows the verdict.
+// For each lesson it asks the lesson's predictions before the first run, showing nothing
+// that gives them away (the title and the scenario only), runs the exercise and scores each
+// answer against what the run's report shows, draws the node, then asks for each prediction
+// why it came out so (explain), and only then shows the explanation and the task. A save (or
+// c) rebuilds the lesson, runs it, runs its checks and shows the verdict.
 // Keys: n next, p previous, h hint, l list, r run, c check, s stretch, a check all,
 // x reset, q quit.
 #pragma once
@@ -53,7 +55,7 @@ using Actions = std::vector<Action>;
 /// What the tutorial waits for.
 enum class Awaiting {
   kCommand,  ///< a key or a line (on_key), a save (on_saved), or the end of input
-  kAnswer,   ///< an answer to a prediction question, as a line (on_answer)
+  kAnswer,   ///< an answer to a prediction or explain question, as a line (on_answer)
   kConfirm,  ///< a key (raw if possible) saying whether to reset (on_confirm)
 };
 
@@ -100,6 +102,10 @@ class Tutor {
   Actions build_then(Job job, std::vector<std::string> targets);
   Actions finish_job(Actions actions);
   Actions score_predictions(const RunDocument& document);
+  Actions ask_explain();
+  Actions take_explain(std::optional<std::size_t> choice);
+  Actions explained();
+  Actions task_text();
   Actions check();
   Actions stretch();
   Actions hint();
@@ -122,6 +128,9 @@ class Tutor {
   std::size_t question_ = 0;     ///< the prediction being asked
   int attempt_ = 0;
   std::vector<std::optional<std::string>> answers_;
+  bool explaining_ = false;          ///< the kAnswer lines answer explain questions
+  std::vector<std::optional<std::size_t>> choices_;  ///< the explain answers, by prediction
+  int explained_right_ = 0;
 };
 
 /// The goal, in the lesson's own words: the exercise's "// TODO:" comment block.

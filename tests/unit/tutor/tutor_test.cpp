@@ -36,7 +36,9 @@ LessonEntry lesson(const std::string& id, std::vector<Prediction> predictions, s
 Manifest two_lessons() {
   Manifest m;
   m.root = "/nowhere";
-  m.lessons.push_back(lesson("01", {question("fact", "device_count"), question("tensor", "x")}, {"one", "two", "three"}));
+  Prediction x = question("tensor", "x");
+  x.explain = Prediction::Explain{"why there?", {"the list", "the current device", "the bus order"}, 1};
+  m.lessons.push_back(lesson("01", {question("fact", "device_count"), x}, {"one", "two", "three"}));
   m.lessons.push_back(lesson("02", {}, {}));
   m.lessons.back().stretch = "go further";
   return m;
@@ -91,7 +93,10 @@ TEST_CASE("a new learner enters the first lesson not passed and is asked its pre
   CHECK(text.find("Welcome to gpulab") != std::string::npos);
   CHECK(text.find("progress 0/2 [....................]") != std::string::npos);
   CHECK(text.find("== lesson 01 of 2: Lesson 01") != std::string::npos);
-  CHECK(text.find("   goal: the goal of 01") != std::string::npos);
+  // Nothing before the predictions gives them away: no goal, no exercise (its TODO), no text.
+  CHECK(text.find("goal") == std::string::npos);
+  CHECK(text.find("main.cpp") == std::string::npos);
+  CHECK(text.find("README") == std::string::npos);
   CHECK(text.find("Before it runs, predict (2 questions):") != std::string::npos);
   CHECK(text.find("  1. where is device_count?\n     (a number)> ") != std::string::npos);
   CHECK(has(actions, Kind::kSave));
@@ -127,13 +132,49 @@ TEST_CASE("answers are scored against the run's report, and the score is recorde
   const Actions scored = tutor.on_run(run_showing_x_on_3());
   const std::string text = printed(scored);
   CHECK(text.find("  1. you said 4, the run shows 4: right.") != std::string::npos);
-  CHECK(text.find("  2. you said 2, the run shows 3: not quite.\n     why: because of x") != std::string::npos);
+  CHECK(text.find("  2. you said 2, the run shows 3: not quite.\n") != std::string::npos);
   CHECK(text.find("  predictions: 1 of 2 right") != std::string::npos);
-  CHECK(text.find("x") != std::string::npos);
   CHECK(has(scored, Kind::kSave));
   CHECK(tutor.progress().lessons.at("01").predictions_right == 1);
   CHECK(tutor.progress().lessons.at("01").predictions_asked == 2);
+  CHECK(tutor.progress().lessons.at("01").predicted == std::vector<std::string>{"4", "2"});
+  // Observed; now explain: the why and the task wait for the learner's reason.
+  CHECK(text.find("because of") == std::string::npos);
+  CHECK(text.find("goal") == std::string::npos);
+  CHECK(text.find("  2. why there?\n     a) the list\n     b) the current device\n     c) the bus order\n     (a, b or c)> ") !=
+        std::string::npos);
+  CHECK(tutor.awaiting() == Awaiting::kAnswer);
+  CHECK(printed(tutor.on_answer("d")).find("please answer with a letter, a, b or c") != std::string::npos);
+  const std::string explained = printed(tutor.on_answer("a"));  // wrong: it is b
+  CHECK(explained.find("not quite: it is b).") != std::string::npos);
+  // Every why, right or wrong, then the task.
+  CHECK(explained.find("  1. because of device_count\n  2. because of x\n") != std::string::npos);
+  CHECK(explained.find("  explained: 0 of 1 right") != std::string::npos);
+  CHECK(explained.find("   goal: the goal of 01") != std::string::npos);
+  CHECK(explained.find("Edit lessons/01-lesson-01/main.cpp and save") != std::string::npos);
+  CHECK(tutor.progress().lessons.at("01").explained_right == 0);
+  CHECK(tutor.progress().lessons.at("01").explained_asked == 1);
+  CHECK(tutor.progress().lessons.at("01").explained == std::vector<std::string>{"a"});
   CHECK(tutor.awaiting() == Awaiting::kCommand);
+}
+
+TEST_CASE("the right reason is scored right, and the progress file keeps every answer", "[tutor]") {
+  Tutor tutor = tutor_with();
+  tutor.start();
+  tutor.on_answer("8");
+  tutor.on_answer("3");
+  tutor.on_built({});
+  tutor.on_run(run_showing_x_on_3());
+  CHECK(printed(tutor.on_answer("B)")).find("     right.\n") != std::string::npos);
+  const LessonProgress& mine = tutor.progress().lessons.at("01");
+  CHECK(mine.explained_right == 1);
+  const std::string file = progress_text(tutor.progress());
+  CHECK(file.find("lesson 01 started predictions 1/2 explained 1/1\n") != std::string::npos);
+  CHECK(file.find("answers 01 predicted 8 3 explained b\n") != std::string::npos);
+  const Progress back = parse_progress(file);
+  CHECK(back.lessons.at("01").predicted == mine.predicted);
+  CHECK(back.lessons.at("01").explained == mine.explained);
+  CHECK(back.lessons.at("01").explained_right == 1);
 }
 
 TEST_CASE("three unreadable answers, or the end of input, leave a question unanswered", "[tutor]") {
