@@ -190,6 +190,13 @@ class Rules {
     const auto predictions = lesson.value("predictions", nlohmann::json::array());
     if ((predictions.is_array() ? predictions.size() : 0) < kMinPredictions)
       problem(fmt::format("{}: lesson {} has no prediction; add at least {} to \"predictions\"", kManifest, id, kMinPredictions));
+    std::size_t number = 0;
+    for (const auto& prediction : predictions.is_array() ? predictions : nlohmann::json::array()) {
+      ++number;
+      if (!prediction.is_object() || !prediction.contains("explain"))
+        problem(fmt::format("{}: lesson {}'s prediction {} has no \"explain\"; ask for the mechanism behind what the run "
+                            "shows, with the real misconceptions as the wrong choices", kManifest, id, number));
+    }
   }
 
   void mutants(const std::string& id) {

@@ -17,6 +17,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include "course/manifest.h"
 #include "proc/process.h"
 #include "lesson_run.h"
 
@@ -178,15 +181,39 @@ TEST_CASE("start: predictions are scored against the run, a save is checked, and
   const std::string progress = temp_progress_file();
   Session session({"start", "--lesson", "01"}, progress);
 
+  // The explain questions' right letters, from the manifest.
+  const LessonEntry lesson = load_manifest().find("01");
+  REQUIRE(lesson.predictions.size() == 2);
+  REQUIRE(lesson.predictions[0].explain);
+  REQUIRE(lesson.predictions[1].explain);
+  const char right = static_cast<char>('a' + lesson.predictions[0].explain->answer);
+  const char wrong = static_cast<char>('a' + (lesson.predictions[1].explain->answer + 1) % lesson.predictions[1].explain->choices.size());
+
   SEEN(session, "progress 0/16");
   SEEN(session, "(a number)>");
+  // Nothing before the first question gives the answers away: no goal, no file, no text.
+  CHECK(session.output().find("goal:") == std::string::npos);
+  CHECK(session.output().find("main.cpp") == std::string::npos);
   session.type(visible + "\n");
   SEEN(session, "(a physical GPU number, or cpu)>");
   session.type(std::to_string(x_gpu + 1) + "\n");  // wrong on purpose
   SEEN(session, "you said " + visible + ", the run shows " + visible + ": right.");
   SEEN(session, "the run shows " + std::to_string(x_gpu) + ": not quite.");
-  SEEN(session, "why: ");
   SEEN(session, "predictions: 1 of 2 right");
+  // Observed; now the learner commits to a reason, before any why is shown.
+  SEEN(session, "Pick the mechanism:");
+  SEEN(session, lesson.predictions[0].explain->question);
+  SEEN(session, "(a, b");
+  CHECK(session.output().find(lesson.predictions[0].why) == std::string::npos);
+  session.type(std::string(1, right) + "\n");
+  SEEN(session, "     right.");
+  SEEN(session, lesson.predictions[1].explain->question);
+  session.type(std::string(1, wrong) + "\n");
+  SEEN(session, std::string("not quite: it is ") + static_cast<char>('a' + lesson.predictions[1].explain->answer) + ").");
+  SEEN(session, lesson.predictions[0].why);  // every why, right or wrong
+  SEEN(session, lesson.predictions[1].why);
+  SEEN(session, "explained: 1 of 2 right");
+  SEEN(session, "goal: ");
   SEEN(session, "it is checked as you save");
   SEEN(session, "> ");
 
@@ -207,7 +234,9 @@ TEST_CASE("start: predictions are scored against the run, a save is checked, and
     SEEN(session, "bye");
     CHECK(session.exit_code() == 0);
     const std::string recorded = read_text(progress);
-    CHECK(recorded.find("lesson 01 passed predictions 1/2") != std::string::npos);
+    CHECK(recorded.find("lesson 01 passed predictions 1/2 explained 1/2") != std::string::npos);
+    CHECK(recorded.find(fmt::format("answers 01 predicted {} {} explained {} {}", visible, x_gpu + 1, right, wrong)) !=
+          std::string::npos);
   }
 }
 
