@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -73,8 +74,8 @@ tutor::QuizTruth truth_of(const tutor::QuizScenario& s) {
 }
 
 // One round: the scenario, the answer, the verdict. False at the end of input.
-bool play_round(QuizTerminal& terminal, tutor::Draw& draw, int round, int rounds, nlohmann::json& results) {
-  const tutor::QuizScenario s = tutor::draw_scenario(draw);
+bool play_round(QuizTerminal& terminal, tutor::QuizPlan& plan, int round, int rounds, nlohmann::json& results) {
+  const tutor::QuizScenario s = plan.next();
   const Node node = tutor::quiz_node(s.node);
   const tutor::QuizTruth truth = truth_of(s);
   std::ostream& out = terminal.out();
@@ -86,7 +87,7 @@ bool play_round(QuizTerminal& terminal, tutor::Draw& draw, int round, int rounds
   const bool scored = !tutor::rests_on_fastest_first(s, node);
   out << "  result: " << (right ? terminal.paint("32", "correct") : terminal.paint("31", "incorrect"))
       << (given.kind == QuizAnswer::kUnparsable ? fmt::format(" (could not read '{}': expected {})", line, tutor::kExpectedAnswer) : "")
-      << (scored ? "" : " (not scored: the answer rests on gpulab's model of FASTEST_FIRST, not a documented CUDA rule)")
+      << (scored ? "" : " (not scored: the answer rests on gpulab's model of FASTEST_FIRST, a heuristic, not a documented CUDA rule)")
       << '\n';
   out << "  truth: " << tutor::truth_text(truth) << '\n';
   if (truth.error) out << "  error: " << truth.message << '\n';
@@ -101,12 +102,12 @@ void run_quiz(const QuizOptions& options) {
   const auto seed = static_cast<std::uint32_t>(
       options.seed.value_or(std::chrono::system_clock::now().time_since_epoch().count() % 1000000));
   terminal.out() << fmt::format("seed {} — replay with --seed {}\n", seed, seed);
-  tutor::Draw draw(seed);
+  tutor::QuizPlan plan(seed);
   nlohmann::json rounds = nlohmann::json::array();
   int score = 0, asked = 0, scored = 0;
   bool ended_early = false;
   for (int round = 1; round <= options.rounds; ++round) {
-    if (!play_round(terminal, draw, round, options.rounds, rounds)) {
+    if (!play_round(terminal, plan, round, options.rounds, rounds)) {
       ended_early = true;
       terminal.out() << fmt::format("\nend of input: the quiz stops after {} of {} rounds\n", asked, options.rounds);
       break;
@@ -117,12 +118,26 @@ void run_quiz(const QuizOptions& options) {
     score += rounds.back().at("correct").get<bool>() ? 1 : 0;
   }
   terminal.out() << fmt::format("\nscore: {}/{}\n", score, scored);
+  // By idea: what to revisit. Only scored rounds count.
+  std::map<std::string, std::pair<int, int>> topics;  // "05 a new thread's current device" -> right, asked
+  for (const auto& r : rounds)
+    if (r.at("scored").get<bool>()) {
+      auto& [right, of] = topics[r.at("lesson").get<std::string>() + " " + r.at("topic").get<std::string>()];
+      right += r.at("correct").get<bool>() ? 1 : 0;
+      ++of;
+    }
+  if (!topics.empty()) terminal.out() << "by lesson (revisit the ones you missed with ./gpulab explain NN):\n";
+  nlohmann::json by_topic = nlohmann::json::object();
+  for (const auto& [topic, result] : topics) {
+    terminal.out() << fmt::format("  {}/{}  lesson {}\n", result.first, result.second, topic);
+    by_topic[topic] = {{"correct", result.first}, {"scored", result.second}};
+  }
   if (scored < asked)
     terminal.out() << fmt::format("({} of {} rounds rested on gpulab's model of FASTEST_FIRST and were not scored)\n",
                                   asked - scored, asked);
   if (options.json)
-    std::cout << nlohmann::json{{"seed", seed},   {"rounds", rounds},   {"score", score},
-                                {"asked", asked}, {"scored", scored}, {"ended_early", ended_early}}
+    std::cout << nlohmann::json{{"seed", seed},   {"rounds", rounds}, {"score", score},     {"asked", asked},
+                                {"scored", scored}, {"by_topic", by_topic}, {"ended_early", ended_early}}
                      .dump(2)
               << '\n';
 }

@@ -6,6 +6,11 @@
 #include <tuple>
 #include <variant>
 
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "course/predictions.h"
@@ -31,27 +36,177 @@ bool names_uuids(const QuizScenario& s) {
   return s.visible && (s.visible->rfind("GPU-", 0) == 0 || s.visible->rfind("MIG-", 0) == 0);
 }
 
-// CUDA_VISIBLE_DEVICES: mostly plain lists, and each edge case CUDA handles silently.
-std::optional<std::string> draw_visible(Draw& draw, const Node& node) {
+// CUDA_VISIBLE_DEVICES for a round: unset, a plain list, or (`edge`) one of the lists CUDA
+// handles silently. `kind` names which, for telling near-duplicate rounds apart.
+std::optional<std::string> draw_visible(Draw& draw, const Node& node, bool edge, std::string& kind) {
   const int n = static_cast<int>(node.gpus.size());
   const auto uuid = [&](int gpu) { return node.gpus[static_cast<std::size_t>(gpu)].uuid.substr(0, 12); };
   if (node.name == "mig-a100") {  // a MIG GPU in the list hides every whole GPU
-    const std::optional<std::string> choices[] = {std::nullopt, "1", "1,0", "0,1",
-                                                  node.gpus[0].mig.at(1).uuid.substr(0, 12)};
-    return choices[draw.below(5)];
+    const std::optional<std::string> choices[] = {std::nullopt, "1", "1,0", "0,1", node.gpus[0].mig.at(1).uuid.substr(0, 12)};
+    const int pick = draw.below(5);
+    kind = "mig" + std::to_string(pick);
+    return choices[pick];
   }
   const auto pair = draw.distinct(n, 2);
   const std::string a = std::to_string(pair[0]), b = std::to_string(pair[1]);
-  switch (draw.below(10)) {
-    case 0: case 1: return std::nullopt;
-    case 2: return a + "," + a + (draw.below(2) ? "" : "," + b);                         // duplicate
-    case 3: return a + "," + (draw.below(2) ? "-1" : "x") + "," + b;                     // invalid entry
-    case 4: return a + "," + std::to_string(n + draw.below(3)) + "," + b;               // out of range
-    case 5: return std::string();                                                        // empty
-    case 6: return draw.below(2) ? uuid(pair[0]) : uuid(pair[0]) + "," + uuid(pair[1]);  // UUID prefixes
-    default: return join(draw.distinct(n, 1 + draw.below(std::min(4, n))));
+  if (!edge) {
+    if (draw.below(3) == 0) {
+      kind = "unset";
+      return std::nullopt;
+    }
+    kind = "list";
+    return join(draw.distinct(n, 2 + draw.below(std::min(3, n - 1))));
+  }
+  switch (draw.below(6)) {
+    case 0: kind = "duplicate"; return a + "," + a + (draw.below(2) ? "" : "," + b);
+    case 1: kind = "invalid"; return a + "," + (draw.below(2) ? "-1" : "x") + "," + b;
+    case 2: kind = "out of range"; return a + "," + std::to_string(n + draw.below(3)) + "," + b;
+    case 3: kind = "empty"; return std::string();
+    case 4: kind = "uuid"; return draw.below(2) ? uuid(pair[0]) : uuid(pair[0]) + "," + uuid(pair[1]);
+    default: kind = "index past the last"; return std::to_string(n);
   }
 }
+
+// How many entries a CUDA_VISIBLE_DEVICES value lists (every GPU of the node when unset).
+int listed_count(const std::optional<std::string>& visible, const Node& node) {
+  if (!visible) return static_cast<int>(node.gpus.size());
+  if (visible->empty()) return 0;
+  return 1 + static_cast<int>(std::count(visible->begin(), visible->end(), ','));
+}
+
+// An index within the entries listed, and now and then one past them: no such device.
+int draw_index(Draw& draw, int listed) { return draw.below(std::max(listed, 1) + (draw.below(4) == 0 ? 1 : 0)); }
+
+// The ideas a round can ask about: one per lesson (two for lesson 05), each with the
+// scenarios that show it.
+struct Topic {
+  const char* lesson;
+  const char* name;
+  void (*fill)(Draw&, QuizScenario&);
+};
+
+void on_node(Draw& draw, QuizScenario& s, const char* node, bool edge = false) {
+  s.node = node;
+  s.visible = draw_visible(draw, quiz_node(node), edge, s.kind);
+}
+
+int listed(const QuizScenario& s) { return listed_count(s.visible, quiz_node(s.node)); }
+
+const Topic kTopics[] = {
+    {"01", "the first visible GPU (torch::kCUDA, no index)",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100", d.below(4) == 0);
+       s.code = QuizCode::kDefault;
+     }},
+    {"02", "cuda:i under CUDA_VISIBLE_DEVICES",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kOnes;
+       s.index = draw_index(d, listed(s));
+     }},
+    {"03", "setting CUDA_VISIBLE_DEVICES in code after CUDA started",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kSetenvLate;
+       s.setenv = join(d.distinct(8, 1 + d.below(2)));
+       s.index = d.below(2);
+     }},
+    {"05", "set_device, the current device and explicit indices",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = d.below(2) == 0 ? QuizCode::kSetDevice : QuizCode::kOnes;
+       s.index = draw_index(d, listed(s));
+     }},
+    {"05", "a new thread's current device",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kThread;
+       s.index = d.below(listed(s));
+     }},
+    {"06", "device strings",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       const char* strings[] = {"cuda:1,2", "cuda:2,1", "cuda:01", "cuda:1", "cuda", "cuda:2"};
+       s.code = QuizCode::kDeviceString;
+       s.device_string = strings[d.below(6)];
+     }},
+    {"07", "CUDA_DEVICE_ORDER on unlike GPUs",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, d.below(2) == 0 ? "workstation-mixed" : "pascal-rig");
+       const std::optional<std::string> orders[] = {std::nullopt, "FASTEST_FIRST", "PCI_BUS_ID", "PCI_BUS_ID"};
+       s.order = orders[d.below(4)];
+       s.code = QuizCode::kOnes;
+       s.index = d.below(listed(s));
+     }},
+    {"08", "lists CUDA cuts short or empties",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, d.below(5) == 0 ? "mig-a100" : "dgx-a100", /*edge=*/true);
+       s.code = QuizCode::kOnes;
+       s.index = d.below(2);
+     }},
+    {"09", "where DataParallel's model must be",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kDataParallel;
+       s.device_ids = d.distinct(std::max(listed(s), 2) + (d.below(4) == 0 ? 1 : 0), 2 + d.below(2));
+       s.model_on_cuda0 = d.below(2) == 0;
+     }},
+    {"10", "the batch moved with an index-less torch::kCUDA",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kDataParallel;
+       const int n = listed(s);
+       s.device_ids = d.distinct(n, 2);
+       std::sort(s.device_ids.begin(), s.device_ids.end(), [](int x, int y) { return x > y; });  // rarely cuda:0 first
+       s.batch_to_cuda = true;
+     }},
+    {"11", "where DataParallel gathers the output",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kDataParallel;
+       s.device_ids = d.distinct(listed(s), 2 + d.below(2));
+       s.ask_output = true;
+     }},
+    {"12", "DataParallel with device_ids omitted",
+     [](Draw& d, QuizScenario& s) {
+       s.node = "dgx-a100";
+       const int count = 2 + d.below(3);
+       s.kind = "list of " + std::to_string(count);
+       s.visible = join(d.distinct(8, count));
+       s.code = QuizCode::kDefaultIds;
+     }},
+    {"13", "LOCAL_RANK under CUDA_VISIBLE_DEVICES",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kLocalRank;
+       s.index = draw_index(d, listed(s));
+     }},
+    {"14", "a rank that never calls set_device",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kNoSetDevice;
+       s.index = 1 + d.below(std::max(listed(s) - 1, 1));
+     }},
+    {"15", "RANK on a job of two nodes",
+     [](Draw& d, QuizScenario& s) {
+       s.node = d.below(2) == 0 ? "pascal-rig" : "tiny2";
+       s.kind = "unset";
+       s.order = "PCI_BUS_ID";
+       s.code = QuizCode::kRank;
+       s.index = d.below(2 * static_cast<int>(quiz_node(s.node).gpus.size()));
+     }},
+    {"16", "a checkpoint remembers its devices",
+     [](Draw& d, QuizScenario& s) {
+       const char* nodes[] = {"tiny2", "dgx-a100", "pascal-rig"};
+       s.node = nodes[d.below(3)];
+       s.kind = "unset";
+       s.order = "PCI_BUS_ID";
+       s.code = QuizCode::kLoad;
+       s.index = d.below(8);
+     }},
+};
+
+constexpr int kTopicCount = static_cast<int>(sizeof(kTopics) / sizeof(kTopics[0]));
 
 // The GPU lines of an unlike node end with its speed ranking (display only: CUDA's order is the probe's).
 std::string speed_text(const Node& node) {
@@ -108,6 +263,11 @@ std::string sees_text(const QuizTruth& t) {
 std::string data_parallel_why(const QuizScenario& s, const QuizTruth& t) {
   const int count = static_cast<int>(t.visible.size());
   const int missing = *std::max_element(s.device_ids.begin(), s.device_ids.end());
+  if (!t.error && s.ask_output)
+    return "the output is gathered on device_ids[0], " + cuda(s.device_ids[0]) + ": GPU " + join(t.gpus, ", ");
+  if (!t.error && s.batch_to_cuda)
+    return "the replicas run on device_ids, and the batch moved with torch::kCUDA went to the current device, cuda:0, "
+           "first: GPU " + join(t.gpus, ", ") + " in all";
   if (!t.error)
     return "a replica runs on each GPU of device_ids (GPU " + join(t.gpus, ", ") + ") and the output is gathered on " +
            cuda(s.device_ids[0]);
@@ -121,7 +281,30 @@ std::string data_parallel_why(const QuizScenario& s, const QuizTruth& t) {
 std::string code_why(const QuizScenario& s, const QuizTruth& t) {
   const std::string p = join(t.gpus, ", ");
   const bool exists = s.index < static_cast<int>(t.visible.size());
+  const std::string gpu = t.error ? "" : ": GPU " + p;
   switch (s.code) {
+    case QuizCode::kDefault: return t.error ? "torch::kCUDA fails: this process sees no GPU" : "torch::kCUDA with no index is the current device, cuda:0" + gpu;
+    case QuizCode::kSetenvLate:
+      return "is_available() started CUDA, which read CUDA_VISIBLE_DEVICES then; the setenv after it changes nothing, so " +
+             cuda(s.index) + (t.error ? " does not exist" : gpu);
+    case QuizCode::kThread:
+      return "set_device is per thread, and a new std::thread starts on cuda:0; torch::kCUDA there is cuda:0" +
+             (t.error ? std::string(", which fails") : gpu);
+    case QuizCode::kDeviceString:
+      return t.error ? "\"" + s.device_string + "\" is refused: a device string is cuda or cuda:N, one plain index"
+                     : "\"" + s.device_string + "\" is " + (s.device_string == "cuda" ? "the current device, cuda:0" : "that one index") + gpu;
+    case QuizCode::kRank:
+      return "RANK counts across both nodes, but each node has only its own cuda:0 to cuda:" +
+             std::to_string(std::max<int>(0, static_cast<int>(t.visible.size()) - 1)) + "; " + cuda(s.index) +
+             (t.error ? " does not exist here" : gpu);
+    case QuizCode::kNoSetDevice:
+      return "LOCAL_RANK is never used: with no set_device the current device is cuda:0" + (t.error ? std::string(", which fails") : gpu);
+    case QuizCode::kDefaultIds:
+      return t.error ? "DataParallel fails: " + t.message
+                     : "device_ids omitted means every visible GPU, and the output is gathered on the first, cuda:0" + gpu;
+    case QuizCode::kLoad:
+      return "torch::load puts each tensor back on the device it was saved from, " + cuda(s.index) +
+             (t.error ? ", which this node does not have" : gpu);
     case QuizCode::kOnes: return t.error ? cuda(s.index) + (exists ? " fails" : " does not exist") : cuda(s.index) + " is GPU " + p;
     case QuizCode::kSetDevice:
       return t.error ? "set_device(" + std::to_string(s.index) + ") fails: there is no " + cuda(s.index)
@@ -152,29 +335,29 @@ std::vector<int> Draw::distinct(int n, int count) {
 
 Node quiz_node(const std::string& name) { return load_node_file(resolve_node_path(name)); }
 
-QuizScenario draw_scenario(Draw& draw) {
-  QuizScenario s;
-  const char* nodes[] = {"dgx-a100", "dgx-a100", "workstation-mixed", "workstation-mixed", "mig-a100"};
-  s.node = nodes[draw.below(5)];
-  const Node node = quiz_node(s.node);
-  s.visible = draw_visible(draw, node);
-  if (s.node == "workstation-mixed") {
-    const std::optional<std::string> orders[] = {std::nullopt, "FASTEST_FIRST", "PCI_BUS_ID"};
-    s.order = orders[draw.below(3)];
-  } else if (s.node == "dgx-a100" && draw.below(4) == 0) {
-    s.order = "PCI_BUS_ID";
+int quiz_topic_count() { return kTopicCount; }
+
+QuizScenario QuizPlan::next() {
+  if (order_.empty()) {  // a new pass over every idea, in a shuffled order
+    std::vector<int> all(static_cast<std::size_t>(kTopicCount));
+    for (int i = 0; i < kTopicCount; ++i) all[static_cast<std::size_t>(i)] = i;
+    for (int i = kTopicCount - 1; i > 0; --i) std::swap(all[static_cast<std::size_t>(i)], all[static_cast<std::size_t>(draw_.below(i + 1))]);
+    order_.assign(all.rbegin(), all.rend());
   }
-  // Indices range over the entries listed, and one past them: sometimes there is no such device.
-  const int listed = !s.visible ? static_cast<int>(node.gpus.size())
-                     : s.visible->empty() ? 0
-                                          : 1 + static_cast<int>(std::count(s.visible->begin(), s.visible->end(), ','));
-  s.code = static_cast<QuizCode>(draw.below(s.node == "mig-a100" ? 3 : 4));
-  // Indices mostly within the entries listed; now and then one past them.
-  const int past = draw.below(4) == 0 ? 1 : 0;
-  s.index = draw.below(std::max(listed, 1) + past);
-  if (s.code == QuizCode::kDataParallel) {
-    s.device_ids = draw.distinct(std::max(listed, 2) + past, 2 + draw.below(2));
-    s.model_on_cuda0 = draw.below(3) == 0;
+  const Topic& topic = kTopics[order_.back()];
+  order_.pop_back();
+  QuizScenario s;
+  // A near-duplicate of an earlier round (the same idea, the same kind of list) is drawn again.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    s = QuizScenario{};
+    s.lesson = topic.lesson;
+    s.topic = topic.name;
+    topic.fill(draw_, s);
+    const std::string signature = s.topic + "|" + s.kind + "|" + s.node;
+    if (std::find(seen_.begin(), seen_.end(), signature) == seen_.end()) {
+      seen_.push_back(signature);
+      break;
+    }
   }
   return s;
 }
@@ -182,7 +365,8 @@ QuizScenario draw_scenario(Draw& draw) {
 // ---- a round's text ------------------------------------------------------------------------
 
 const char* code_name(QuizCode code) {
-  const char* names[] = {"ones", "set_device", "local_rank", "data_parallel"};
+  const char* names[] = {"ones",   "set_device", "local_rank",    "data_parallel", "default",     "setenv_late",
+                         "thread", "device_string", "rank",       "no_set_device", "default_ids", "load"};
   return names[static_cast<int>(code)];
 }
 
@@ -193,7 +377,11 @@ std::string env_text(const QuizScenario& s) {
                                                                    : fmt::format("{}={}", name, *value);
   };
   std::string text = show("CUDA_VISIBLE_DEVICES", s.visible) + "  " + show("CUDA_DEVICE_ORDER", s.order);
-  if (s.code == QuizCode::kLocalRank) text += "  LOCAL_RANK=" + std::to_string(s.index);
+  if (s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice) text += "  LOCAL_RANK=" + std::to_string(s.index);
+  if (s.code == QuizCode::kRank) {
+    const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
+    text += fmt::format("  RANK={} LOCAL_RANK={} (two nodes like this one, {} ranks each)", s.index, s.index % per_node, per_node);
+  }
   return text;
 }
 
@@ -234,14 +422,40 @@ std::vector<std::string> code_text(const QuizScenario& s) {
                                : "model->to(torch::Device(torch::kCUDA, " + std::to_string(s.device_ids[0]) + "));",
               "gpulab::DataParallel parallel(model, {" + join(s.device_ids, ", ") + "});  // nn.DataParallel(model, device_ids=[" +
                   join(s.device_ids, ", ") + "])",
-              "auto y = parallel.forward(torch::randn({8, 16}));"};
+              s.batch_to_cuda ? "auto y = parallel.forward(torch::randn({8, 16}).to(torch::kCUDA));"
+                              : "auto y = parallel.forward(torch::randn({8, 16}));"};
+    case QuizCode::kDefault: return {"auto x = torch::ones({1}, torch::kCUDA);"};
+    case QuizCode::kSetenvLate:
+      return {"std::cout << torch::cuda::is_available() << '\\n';",
+              "setenv(\"CUDA_VISIBLE_DEVICES\", \"" + s.setenv + "\", 1);",
+              "auto x = torch::ones({1}, torch::Device(torch::kCUDA, " + i + "));"};
+    case QuizCode::kThread:
+      return {"gpulab::cuda::set_device(" + i + ");", "torch::Tensor x;",
+              "std::thread([&] { x = torch::ones({1}, torch::kCUDA); }).join();"};
+    case QuizCode::kDeviceString: return {"auto x = torch::ones({1}, torch::Device(\"" + s.device_string + "\"));"};
+    case QuizCode::kRank:
+      return {"const int rank = std::stoi(std::getenv(\"RANK\"));",
+              "auto x = torch::ones({1}, torch::Device(torch::kCUDA, rank));"};
+    case QuizCode::kNoSetDevice:
+      return {"const int local_rank = std::stoi(std::getenv(\"LOCAL_RANK\"));  // never used for the device",
+              "auto x = torch::ones({1}, torch::kCUDA);"};
+    case QuizCode::kDefaultIds:
+      return {"torch::nn::Linear model(16, 4);", "model->to(torch::kCUDA);",
+              "gpulab::DataParallel parallel(model);  // device_ids omitted", "auto y = parallel.forward(torch::randn({8, 16}));"};
+    case QuizCode::kLoad:
+      return {"// saved earlier on dgx-a100 (every GPU visible): model->to(torch::Device(torch::kCUDA, " + i + ")); torch::save(model, \"ckpt.pt\");",
+              "torch::nn::Linear model(16, 4);  // on the CPU", "torch::load(model, \"ckpt.pt\");"};
   }
   return {};
 }
 
 std::string question_text(const QuizScenario& s) {
-  return s.code == QuizCode::kDataParallel ? "the physical GPUs that run a replica (that hold this process's memory after forward)"
-                                           : "the physical GPU that holds x";
+  if (s.code == QuizCode::kDataParallel && s.ask_output) return "the physical GPU that holds the output y";
+  if (s.code == QuizCode::kDataParallel && s.batch_to_cuda) return "the physical GPUs that hold this process's memory after forward";
+  if (s.code == QuizCode::kDataParallel) return "the physical GPUs that run a replica (that hold this process's memory after forward)";
+  if (s.code == QuizCode::kDefaultIds) return "the physical GPU that holds the output y";
+  if (s.code == QuizCode::kLoad) return "the physical GPU that holds the loaded model's weight";
+  return "the physical GPU that holds x";
 }
 
 std::string round_text(int round, int rounds, const QuizScenario& s, const Node& node) {
@@ -261,13 +475,38 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
   if (s.code == QuizCode::kDataParallel) {
     process.argv.insert(process.argv.end(), {"--device-ids", join(s.device_ids)});
     if (s.model_on_cuda0) process.argv.push_back("--model-on-cuda0");
+    if (s.batch_to_cuda) process.argv.push_back("--batch-to-cuda");
   } else {
     process.argv.insert(process.argv.end(), {"--index", std::to_string(s.index)});
   }
+  if (s.code == QuizCode::kSetenvLate) process.argv.insert(process.argv.end(), {"--setenv", s.setenv});
+  if (s.code == QuizCode::kDeviceString) process.argv.insert(process.argv.end(), {"--device", s.device_string});
+  const bool ranked = s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice;
+  const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
   process.env = {{"GPULAB_NODE", s.node}, {"CUDA_VISIBLE_DEVICES", s.visible}, {"CUDA_DEVICE_ORDER", s.order},
-                 {"LOCAL_RANK", s.code == QuizCode::kLocalRank ? std::optional<std::string>(std::to_string(s.index)) : std::nullopt}};
+                 {"LOCAL_RANK", ranked ? std::optional<std::string>(std::to_string(s.index))
+                                : s.code == QuizCode::kRank ? std::optional<std::string>(std::to_string(s.index % per_node))
+                                                            : std::nullopt},
+                 {"RANK", s.code == QuizCode::kRank ? std::optional<std::string>(std::to_string(s.index)) : std::nullopt}};
   process.timeout_s = 60;
+  std::string checkpoint;
+  if (s.code == QuizCode::kLoad) {  // saved first on dgx-a100 with every GPU visible, as the round says
+    char folder[] = "/tmp/gpulab-quiz-XXXXXX";
+    if (mkdtemp(folder) == nullptr) throw ProbeFailed(Outcome::kCrashed, "quiz-probe: cannot make a folder for the checkpoint\n");
+    checkpoint = std::string(folder) + "/ckpt.pt";
+    ProcessOptions save = process;
+    save.argv = {probe, "--json", "--code", "save", "--index", std::to_string(s.index), "--file", checkpoint};
+    save.env = {{"GPULAB_NODE", "dgx-a100"}, {"CUDA_VISIBLE_DEVICES", std::nullopt}, {"CUDA_DEVICE_ORDER", std::nullopt},
+                {"LOCAL_RANK", std::nullopt}, {"RANK", std::nullopt}};
+    const ProcessResult saved = run_process(save);
+    if (!saved.ok()) throw ProbeFailed(Outcome::kCrashed, "quiz-probe could not save the checkpoint:\n" + saved.err);
+    process.argv.insert(process.argv.end(), {"--file", checkpoint});
+  }
   const ProcessResult result = run_process(process);
+  if (!checkpoint.empty()) {
+    std::remove(checkpoint.c_str());
+    rmdir(checkpoint.substr(0, checkpoint.rfind('/')).c_str());
+  }
   try {
     return truth_of(s, parse_report(result.out));
   } catch (const ReportError& e) {
@@ -287,10 +526,11 @@ QuizTruth truth_of(const QuizScenario& s, const Report& report) {
     if (const auto* visible = std::get_if<std::string>(&fact->second)) truth.visible = int_list(*visible);
   const Observation* placed = report.observation("placed");
   if (!truth.error && placed != nullptr) {
-    if (s.code == QuizCode::kDataParallel) {
+    const char* tensor = s.code == QuizCode::kLoad ? "weight" : s.code == QuizCode::kDefaultIds || s.ask_output ? "y" : "x";
+    if (s.code == QuizCode::kDataParallel && !s.ask_output) {
       for (const auto& gpu : placed->gpus)
-        if (gpu.used_bytes > 0) truth.gpus.push_back(gpu.physical_index);
-    } else if (const auto* x = placed->tensor("x"); x != nullptr && x->physical_index) {
+        if (gpu.used_bytes > 0 || gpu.context) truth.gpus.push_back(gpu.physical_index);
+    } else if (const auto* x = placed->tensor(tensor); x != nullptr && x->physical_index) {
       truth.gpus.push_back(*x->physical_index);
     }
     std::sort(truth.gpus.begin(), truth.gpus.end());
@@ -342,6 +582,8 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
                           bool right, bool scored, const std::string& why) {
   const auto optional = [](const std::optional<std::string>& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
   nlohmann::json json = {{"round", round},
+                         {"lesson", s.lesson},
+                         {"topic", s.topic},
                          {"node", s.node},
                          {"env", {{"CUDA_VISIBLE_DEVICES", optional(s.visible)}, {"CUDA_DEVICE_ORDER", optional(s.order)}}},
                          {"code", code_text(s)},
@@ -355,10 +597,15 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
   if (s.code == QuizCode::kDataParallel) {
     scenario["device_ids"] = s.device_ids;
     scenario["model_on_cuda0"] = s.model_on_cuda0;
+    scenario["batch_to_cuda"] = s.batch_to_cuda;
+    scenario["ask_output"] = s.ask_output;
   } else {
     scenario["index"] = s.index;
   }
-  if (s.code == QuizCode::kLocalRank) json["env"]["LOCAL_RANK"] = std::to_string(s.index);
+  if (s.code == QuizCode::kSetenvLate) scenario["setenv"] = s.setenv;
+  if (s.code == QuizCode::kDeviceString) scenario["device_string"] = s.device_string;
+  if (s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice) json["env"]["LOCAL_RANK"] = std::to_string(s.index);
+  if (s.code == QuizCode::kRank) json["env"]["RANK"] = std::to_string(s.index);
   return json;
 }
 

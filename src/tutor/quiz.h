@@ -19,17 +19,37 @@
 
 namespace gpulab::tutor {
 
-/// The line of LibTorch a scenario runs.
-enum class QuizCode { kOnes, kSetDevice, kLocalRank, kDataParallel };
+/// The lines of LibTorch a scenario runs (tools/quiz-probe/probe.cpp runs them).
+enum class QuizCode {
+  kOnes,          ///< torch::ones on cuda:index
+  kSetDevice,     ///< set_device(index), then torch::kCUDA
+  kLocalRank,     ///< cuda:LOCAL_RANK
+  kDataParallel,  ///< DataParallel(model, device_ids)
+  kDefault,       ///< torch::kCUDA, no index, nothing else
+  kSetenvLate,    ///< is_available(), then setenv CUDA_VISIBLE_DEVICES=setenv, then cuda:index
+  kThread,        ///< set_device(index), then torch::kCUDA in a new std::thread
+  kDeviceString,  ///< torch::Device(device_string)
+  kRank,          ///< cuda:RANK on a node of a two-node job
+  kNoSetDevice,   ///< LOCAL_RANK set, but torch::kCUDA with no set_device
+  kDefaultIds,    ///< the model on torch::kCUDA, DataParallel with device_ids omitted
+  kLoad,          ///< torch::load of a checkpoint saved from cuda:index of dgx-a100
+};
 
 struct QuizScenario {
+  std::string lesson;  ///< "05": the lesson whose idea the round asks about
+  std::string topic;   ///< that idea, for the per-topic scores
   std::string node;
   std::optional<std::string> visible;  ///< CUDA_VISIBLE_DEVICES, nullopt: unset
   std::optional<std::string> order;    ///< CUDA_DEVICE_ORDER, nullopt: unset
   QuizCode code = QuizCode::kOnes;
-  int index = 0;                ///< the CUDA index (kOnes, kSetDevice) or LOCAL_RANK
+  int index = 0;                ///< the CUDA index, LOCAL_RANK or RANK, or the saving cuda:index (kLoad)
   std::vector<int> device_ids;  ///< kDataParallel
   bool model_on_cuda0 = false;  ///< kDataParallel: model->to(torch::kCUDA), the article's mistake
+  bool batch_to_cuda = false;   ///< kDataParallel: the batch moved with an index-less torch::kCUDA
+  bool ask_output = false;      ///< kDataParallel: asks where the output is, not the replicas
+  std::string setenv;           ///< kSetenvLate: the value set in code
+  std::string device_string;    ///< kDeviceString
+  std::string kind;             ///< how CUDA_VISIBLE_DEVICES was drawn ("unset", "list", "empty", ...)
 };
 
 /// What running the scenario showed.
@@ -55,12 +75,27 @@ class Draw {
 
 /// The node file `name` (a built-in node or a path).
 Node quiz_node(const std::string& name);
-/// The next scenario of a quiz.
-QuizScenario draw_scenario(Draw& draw);
+
+/// A quiz's scenarios, drawn from a seed. Each round asks about one lesson's idea: the ideas
+/// come in a shuffled order, every idea once before any comes again, and no two rounds of a
+/// quiz are near-duplicates (the same idea with the same kind of CUDA_VISIBLE_DEVICES).
+class QuizPlan {
+ public:
+  explicit QuizPlan(std::uint32_t seed) : draw_(seed) {}
+  QuizScenario next();
+
+ private:
+  Draw draw_;
+  std::vector<int> order_;  ///< topics still to come in this pass
+  std::vector<std::string> seen_;
+};
+
+/// How many ideas the quiz draws from (one per lesson, two for lesson 05).
+int quiz_topic_count();
 
 // ---- a round's text ------------------------------------------------------------------------
 
-/// "ones", "set_device", "local_rank", "data_parallel": the probe's --code.
+/// "ones", "set_device", "local_rank", "data_parallel", ...: the probe's --code.
 const char* code_name(QuizCode code);
 std::string env_text(const QuizScenario& s);
 /// The node: its first line, then one per GPU where they differ (or UUIDs matter).
@@ -82,7 +117,7 @@ class ProbeFailed : public std::runtime_error {
   Outcome outcome_;
 };
 
-/// Runs the scenario with `probe`. Throws ProbeFailed.
+/// Runs the scenario with `probe` (twice for kLoad: save, then load). Throws ProbeFailed.
 QuizTruth run_scenario(const QuizScenario& s, const std::string& probe);
 /// The truth in the probe's report. Throws ProbeFailed when the probe itself failed.
 QuizTruth truth_of(const QuizScenario& s, const Report& report);

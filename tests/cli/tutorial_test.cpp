@@ -270,7 +270,9 @@ TEST_CASE("start without a terminal reads commands as lines and ends cleanly at 
   const std::string progress = temp_progress_file();
   std::ofstream(progress) << "current 02\nlesson 01 passed predictions 2/2\nthis line is not progress\n";
   const std::string typed = fresh_state_dir() + "/typed";
-  std::ofstream(typed) << "3\n\nnot an answer\nno\nh\nq\n";
+  // Lesson 02: a GPU, then three unreadable lists; its two explain questions: a letter, then
+  // three unreadable ones; then the commands h and q.
+  std::ofstream(typed) << "3\n\nnot an answer\nnope\nb\nz\n\n9\nh\nq\n";
   ProcessOptions options;
   options.argv = {"sh", "-c", "exec \"$0\" start --no-watch < \"$1\"", bin_dir() + "/gpulab", typed};
   options.env = {{"GPULAB_BUILD_DIR", std::string(GPULAB_TEST_BUILD_DIR)}, {"GPULAB_STATE_DIR", fresh_state_dir()},
@@ -282,9 +284,12 @@ TEST_CASE("start without a terminal reads commands as lines and ends cleanly at 
   CHECK(result.out.find("progress 1/16") != std::string::npos);  // the file's lesson 01, despite the unreadable line
   CHECK(result.err.find("skipped a line it cannot read") != std::string::npos);
   CHECK(result.out.find("== lesson 02 of 16") != std::string::npos);  // "current 02"
-  CHECK(result.out.find("please answer with yes or no") != std::string::npos);
+  CHECK(result.out.find("please answer with physical GPU numbers separated by commas, or none") != std::string::npos);
+  CHECK(result.out.find("please answer with a letter") != std::string::npos);
+  CHECK(result.out.find("explained: ") != std::string::npos);
   CHECK(result.out.find("hint 1 of 3") != std::string::npos);
   CHECK(read_text(progress).find("lesson 02 started predictions") != std::string::npos);
+  CHECK(read_text(progress).find("answers 02 predicted 3 - explained b -") != std::string::npos);
 }
 
 TEST_CASE("start refuses a lesson that does not exist, naming the lessons", "[tutorial]") {

@@ -1,18 +1,28 @@
 // quiz-probe: one `gpulab quiz` scenario, run for real. The environment (GPULAB_NODE,
-// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, LOCAL_RANK) comes from the quiz; the arguments
-// say which placement to do:
-//   --code ones          --index I   torch::ones({1}, torch::Device(torch::kCUDA, I))
+// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, LOCAL_RANK, RANK) comes from the quiz; the
+// arguments say which placement to do (src/tutor/quiz.cpp's code_text shows each as C++):
+//   --code default                   torch::ones({1}, torch::kCUDA)
+//   --code ones          --index I   torch::ones({1}, cuda:I)
+//   --code setenv_late   --index I --setenv LIST
+//                                    is_available(), setenv CUDA_VISIBLE_DEVICES=LIST, then cuda:I
 //   --code set_device    --index I   set_device(I), then torch::ones({1}, torch::kCUDA)
-//   --code local_rank                torch::ones({1}, cuda:LOCAL_RANK)
-//   --code data_parallel --device-ids A,B [--model-on-cuda0]
-//                                    DataParallel(model, {A, B}) on a CPU batch
-// It prints the lesson report (--json): observation "placed" locates tensor "x" (or the
-// GPUs DataParallel used), an error is recorded under "place", and the facts
-// "device_count" and "visible" ("2,3": the physical GPU of cuda:0, cuda:1, ...) say what
-// this process saw, for the quiz's explanation.
+//   --code thread        --index I   set_device(I), then torch::kCUDA in a new std::thread
+//   --code device_string --device S  torch::ones({1}, torch::Device(S))
+//   --code local_rank | rank         torch::ones({1}, cuda:LOCAL_RANK | cuda:RANK)
+//   --code no_set_device             LOCAL_RANK is set, but torch::ones({1}, torch::kCUDA)
+//   --code data_parallel --device-ids A,B [--model-on-cuda0] [--batch-to-cuda]
+//                                    DataParallel(model, {A, B}) on a CPU batch (or one moved
+//                                    with an index-less torch::kCUDA)
+//   --code default_ids               the model on torch::kCUDA, DataParallel(model): every GPU
+//   --code save | load   --file F    torch::save from cuda:I / torch::load into a CPU model
+// It prints the lesson report (--json): observation "placed" locates tensor "x" (the output
+// "y" of DataParallel, the loaded "weight"), an error is recorded under "place", and the
+// facts "device_count" and "visible" ("2,3": the physical GPU of cuda:0, cuda:1, ...) say
+// what this process saw, for the quiz's explanation.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <torch/torch.h>
 
@@ -25,28 +35,58 @@ namespace {
 
 torch::Device cuda(int index) { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)); }
 
+int env_int(const char* name) {
+  const char* value = std::getenv(name);
+  return std::stoi(value != nullptr ? value : "");
+}
+
+bool flag(const gpulab::Lesson& lesson, const std::string& name) {
+  return std::find(lesson.args().begin(), lesson.args().end(), name) != lesson.args().end();
+}
+
 void place(gpulab::Lesson& lesson, const std::string& code) {
-  if (code == "ones") {
-    const auto x = torch::ones({1}, cuda(lesson.int_list("--index").at(0)));
+  const auto index = [&] { return lesson.int_list("--index").at(0); };
+  if (code == "default" || code == "no_set_device") {
+    lesson.observe("placed", {{"x", torch::ones({1}, torch::kCUDA)}});
+  } else if (code == "ones") {
+    lesson.observe("placed", {{"x", torch::ones({1}, cuda(index()))}});
+  } else if (code == "setenv_late") {
+    (void)torch::cuda::is_available();  // CUDA starts here
+    setenv("CUDA_VISIBLE_DEVICES", lesson.option("--setenv").c_str(), 1);
+    lesson.observe("placed", {{"x", torch::ones({1}, cuda(index()))}});
+  } else if (code == "set_device" || code == "thread") {
+    gpulab::cuda::set_device(index());
+    torch::Tensor x;
+    if (code == "thread") std::thread([&] { x = torch::ones({1}, torch::kCUDA); }).join();
+    else x = torch::ones({1}, torch::kCUDA);  // no index: the current device
     lesson.observe("placed", {{"x", x}});
-  } else if (code == "set_device") {
-    gpulab::cuda::set_device(lesson.int_list("--index").at(0));
-    const auto x = torch::ones({1}, torch::kCUDA);  // no index: the current device
-    lesson.observe("placed", {{"x", x}});
-  } else if (code == "local_rank") {
-    const char* rank = std::getenv("LOCAL_RANK");
-    const auto x = torch::ones({1}, cuda(std::stoi(rank != nullptr ? rank : "")));
-    lesson.observe("placed", {{"x", x}});
+  } else if (code == "device_string") {
+    lesson.observe("placed", {{"x", torch::ones({1}, torch::Device(lesson.option("--device")))}});
+  } else if (code == "local_rank" || code == "rank") {
+    lesson.observe("placed", {{"x", torch::ones({1}, cuda(env_int(code == "rank" ? "RANK" : "LOCAL_RANK")))}});
   } else if (code == "data_parallel") {
     const auto ids = lesson.int_list("--device-ids");
     torch::nn::Linear model(16, 4);
-    const bool on_cuda0 =
-        std::find(lesson.args().begin(), lesson.args().end(), "--model-on-cuda0") != lesson.args().end();
-    model->to(on_cuda0 ? torch::Device(torch::kCUDA) : cuda(ids.at(0)));
+    model->to(flag(lesson, "--model-on-cuda0") ? torch::Device(torch::kCUDA) : cuda(ids.at(0)));
     gpulab::DataParallel parallel(model, ids);
-    const auto y = parallel.forward(torch::randn({8, 16}));
+    auto batch = torch::randn({8, 16});
+    if (flag(lesson, "--batch-to-cuda")) batch = batch.to(torch::kCUDA);
+    const auto y = parallel.forward(batch);
     // The GPUs holding this process's memory now are the replicas' (observation "gpus").
     lesson.observe("placed", {{"y", y}});
+  } else if (code == "default_ids") {
+    torch::nn::Linear model(16, 4);
+    model->to(torch::kCUDA);
+    gpulab::DataParallel parallel(model);
+    lesson.observe("placed", {{"y", parallel.forward(torch::randn({8, 16}))}});
+  } else if (code == "save") {
+    torch::nn::Linear model(16, 4);
+    model->to(cuda(index()));
+    torch::save(model, lesson.option("--file"));
+  } else if (code == "load") {
+    torch::nn::Linear model(16, 4);
+    torch::load(model, lesson.option("--file"));
+    lesson.observe("placed", {{"weight", model->weight}});
   } else {
     throw std::invalid_argument("quiz-probe: unknown --code '" + code + "'");
   }
