@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <string>
 
 /// torch.cuda's Python-only helpers for C++ (set_device, current_device, properties, …).
@@ -47,5 +49,32 @@ struct DeviceProperties {
 /// torch.cuda.get_device_properties(index). Initialises CUDA; an index this process cannot
 /// see throws "Invalid device id" (Python raises AssertionError with that text).
 DeviceProperties get_device_properties(int index);
+
+/// A GPU's PCI location: domain, bus and device, compared as numbers. nvidia-smi writes it
+/// "00000000:3D:00.0" (an 8-digit domain, upper case), CUDA's cudaDeviceGetPCIBusId
+/// "0000:3d:00.0": the same GPU, different text.
+struct PciAddress {
+  unsigned domain = 0, bus = 0, device = 0;
+  friend bool operator==(const PciAddress& a, const PciAddress& b) {
+    return a.domain == b.domain && a.bus == b.bus && a.device == b.device;
+  }
+  friend bool operator!=(const PciAddress& a, const PciAddress& b) { return !(a == b); }
+};
+
+/// "00000000:3D:00.0" or "0000:3d:00.0" (hexadecimal domain:bus:device.function); nullopt
+/// when `text` is not one.
+inline std::optional<PciAddress> parse_pci_address(const std::string& text) {
+  PciAddress address;
+  unsigned function = 0;
+  if (std::sscanf(text.c_str(), "%x:%x:%x.%x", &address.domain, &address.bus, &address.device, &function) != 4)
+    return std::nullopt;
+  return address;
+}
+
+/// The PCI location in a GPU's properties (cudaDeviceProp's pciDomainID, pciBusID, pciDeviceID).
+inline PciAddress pci_address_of(const DeviceProperties& properties) {
+  return {static_cast<unsigned>(properties.pci_domain_id), static_cast<unsigned>(properties.pci_bus_id),
+          static_cast<unsigned>(properties.pci_device_id)};
+}
 
 }  // namespace gpulab::cuda

@@ -33,6 +33,12 @@ using NamedTensor = std::pair<std::string, at::Tensor>;
 /// Every parameter and buffer of a module, named as named_parameters() names them.
 std::vector<NamedTensor> tensors_of(const torch::nn::Module& module);
 
+/// The entries of `text` between the separators, as written: split("2,1") is {"2", "1"},
+/// split("") is {} (no entry), split("1,,2") is {"1", "", "2"}. For the lists a lesson reads
+/// (CUDA_VISIBLE_DEVICES, device strings, nvidia-smi's columns), so that parsing them is one
+/// call, not the lesson.
+std::vector<std::string> split(const std::string& text, char separator = ',');
+
 /// A running lesson program: it takes observations and facts, and prints the lesson report
 /// (`--json`: docs/report-schema.md) when it finishes. Usually made by run_lesson().
 class Lesson {
@@ -64,6 +70,9 @@ class Lesson {
   /// The word after `flag` in args() ("--save ckpt.pt"), or `fallback` when the flag is
   /// absent; a flag with nothing after it throws std::invalid_argument.
   std::string option(const std::string& flag, const std::string& fallback = {}) const;
+  /// The comma-separated entries after `flag` ("--smi-uuids GPU-a,GPU-b"), split(); none
+  /// when the flag is absent.
+  std::vector<std::string> string_list(const std::string& flag) const { return split(option(flag)); }
   /// Whether the report is printed as JSON (`--json`) rather than as a transcript.
   bool json_output() const { return json_; }
 

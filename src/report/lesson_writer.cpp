@@ -138,6 +138,17 @@ void Lesson::observe(const std::string& label, const std::vector<NamedTensor>& t
               << std::flush;
 }
 
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> entries;
+  if (text.empty()) return entries;
+  for (std::size_t start = 0;;) {
+    const auto end = text.find(separator, start);
+    entries.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return entries;
+    start = end + 1;
+  }
+}
+
 std::vector<int> Lesson::int_list(const std::string& flag, std::vector<int> fallback) const {
   const auto at = std::find(args_.begin(), args_.end(), flag);
   if (at == args_.end()) return fallback;
