@@ -79,6 +79,19 @@ TEST_CASE("visible GPUs are numbered in list order, not in physical order", "[le
   }
 }
 
+TEST_CASE("an index past the last GPU ends the list: a tensor on every GPU CUDA shows, and no more", "[lesson02]") {
+  SECTION("CUDA_VISIBLE_DEVICES=5,1,<the GPU count>,0: CUDA shows GPUs 5 and 1 only") {
+    GPULAB_REQUIRE_GPUS(6, Env{});  // names GPUs 5 and 1; the third entry is one past the last GPU
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "5,1," + std::to_string(physical_gpus()) + ",0"}};
+    check_numbers(env, physical_of_entries({5, 1}));
+  }
+  SECTION("another node: GPULAB_NODE=tiny2 CUDA_VISIBLE_DEVICES=1,2") {
+    const Env env = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1,2"}};
+    GPULAB_REQUIRE_GPUS(2, env);
+    if (simulated()) check_numbers(env, physical_of_entries({1}, env));
+  }
+}
+
 TEST_CASE("with CUDA_VISIBLE_DEVICES unset every GPU of the node is visible", "[lesson02]") {
   GPULAB_REQUIRE_GPUS(1, Env{});  // every GPU there is; every node has some
   // Real GPUs ignore GPULAB_NODE: there the machine's GPUs are checked once.

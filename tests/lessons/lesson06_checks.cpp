@@ -120,8 +120,9 @@ TEST_CASE("the article's strings under CUDA_VISIBLE_DEVICES=2,3,4,5: one GPU eac
   }
 }
 
-TEST_CASE("strings given as arguments, every GPU visible: cuda:10, cuda:007, cuda:3,1", "[lesson06]") {
-  check_replay(std::nullopt, {"cuda:10", "cuda:007", "cuda:3,1"}, true);
+TEST_CASE("strings given as arguments, every GPU visible: cuda:10, cuda:007, cuda:08, cuda:3,1", "[lesson06]") {
+  // cuda:08: a leading zero is no octal prefix to std::stoi, so PyTorch 1.5 read cuda:8.
+  check_replay(std::nullopt, {"cuda:10", "cuda:007", "cuda:08", "cuda:3,1"}, true);
 }
 
 TEST_CASE("strings given as arguments under CUDA_VISIBLE_DEVICES=7,6,5,4,3,2,1,0: cuda:12, cuda:0,7, cuda:6gpu",

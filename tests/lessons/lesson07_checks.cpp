@@ -3,7 +3,7 @@
 // CUDA index to nvidia-smi's number through the PCI bus id; the program is given nvidia-smi's
 // bus-id list (--smi-bus-ids) as nvidia-smi would print it. The checks compare each number the
 // program claims with where its tensor on that CUDA device was observed from outside, on
-// workstation-mixed, pascal-rig and dgx-a100, under every CUDA_DEVICE_ORDER and several
+// workstation-mixed, pascal-rig, dgx-a100 and aws-p4d, under every CUDA_DEVICE_ORDER and several
 // CUDA_VISIBLE_DEVICES lists. On real GPUs only this machine's scenarios run, and only when
 // CUDA numbers its GPUs differently from nvidia-smi.
 #include <algorithm>
@@ -190,7 +190,7 @@ TEST_CASE("workstation-mixed: every cuda:i mapped to nvidia-smi's number, in eve
       check_map(order, visible, kNode);
 }
 
-TEST_CASE("pascal-rig and dgx-a100: every cuda:i mapped to nvidia-smi's number", "[lesson07]") {
+TEST_CASE("pascal-rig, dgx-a100 and aws-p4d: every cuda:i mapped to nvidia-smi's number", "[lesson07]") {
   if (!simulated()) {
     WARN("needs 4 GPUs, found 0 of pascal-rig: these nodes are simulated ones");
     return;
@@ -199,6 +199,10 @@ TEST_CASE("pascal-rig and dgx-a100: every cuda:i mapped to nvidia-smi's number",
     for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"3,1"}})
       check_map(order, visible, "pascal-rig");
   check_map(kOrders[0], std::string("6,2,7"), "dgx-a100");
+  // Two GPUs on each PCI bus (00000000:10:1C.0, 00000000:10:1D.0, ...): only the whole
+  // location, device number included, tells them apart.
+  check_map(kOrders[0], std::nullopt, "aws-p4d");
+  check_map(kOrders[0], std::string("5,2"), "aws-p4d");
 }
 
 TEST_CASE("the batch lands on the GPU nvidia-smi names, whatever CUDA's order", "[lesson07]") {
