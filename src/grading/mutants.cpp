@@ -34,10 +34,19 @@ struct Mutant {
   std::string mistake;  ///< its first line, "Mistake: …"
   std::string line;     ///< the verdict line(s) printed for it
   bool caught = false;
+  bool stretch = false;  ///< a wrong answer to the stretch task: the [stretch] checks must fail it
 
   std::string target() const { return fmt::format("mutant-{}-{}", lesson, name); }
-  std::string title() const { return fmt::format("lesson {} {}", lesson, name); }
+  std::string title() const { return fmt::format("lesson {}{} {}", lesson, stretch ? " (stretch)" : "", name); }
 };
+
+// "# Task: stretch" among the patch's leading comment lines: a wrong answer to the stretch.
+bool for_the_stretch(const std::string& path) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line) && line.rfind('#', 0) == 0;)
+    if (line.rfind("# Task: stretch", 0) == 0) return true;
+  return false;
+}
 
 std::string first_line_of(const std::string& path) {
   std::ifstream in(path);
@@ -143,7 +152,8 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
     targets.push_back("lesson" + lesson.id + "-checks");
     const std::string solution = fmt::format("{}/solutions/{}/main.cpp", root, lesson.directory());
     for (const auto& patch_file : patches) {
-      Mutant mutant{lesson.id, fs::path(patch_file).stem().string(), first_line_of(patch_file), "", false};
+      Mutant mutant{lesson.id, fs::path(patch_file).stem().string(), first_line_of(patch_file), "", false,
+                    for_the_stretch(patch_file)};
       const std::string source = fmt::format("{}/mutants/{}/{}.cpp", build, lesson.id, mutant.name);
       std::string why = write_mutant_source(mutant, solution, patch_file, source, scratch);
       if (!why.empty()) {  // patch names its rejects file, in the scratch folder
@@ -182,6 +192,7 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
       }
       ChecksRequest request;
       request.mutant = mutant.name;
+      request.stretch = mutant.stretch;
       request.fail_fast = true;
       request.timeout_s = options.timeout_s;
       request.stop_leftovers = false;
