@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
       optimizer.step();
     }
     lesson.fact("parameters_hash", gpulab::distributed::parameters_hash(*model));
+    lesson.fact("current_device", gpulab::cuda::current_device());  // where an index-less torch::kCUDA goes
     lesson.observe("after training", {{"shard", shard}, {"weight", model->weight}});
     group.barrier();
   });

@@ -106,6 +106,8 @@ void check(const Scenario& scenario) {
 
   {
     INFO("with device_ids omitted, every visible GPU gets a replica and cuda:0 is the primary");
+    require_that(run.errors("uncaught").empty(), "the program runs to its end, with no error outside its attempts",
+                 errors_text(run.errors("uncaught")));
     require_that(run.errors("defaults").empty(),
                  "forward with device_ids omitted runs with no error (the model on " + cuda_device(scenario, 0) + ")",
                  errors_text(run.errors("defaults")));

@@ -51,6 +51,20 @@ void check(const Scenario& scenario) {
                 "memory only on " + gpus(expected) + " (after training)", "memory on " + gpus(with_memory));
   }
 
+  {
+    // The batch still moves with an index-less torch::kCUDA: the main thread's current device
+    // decides where it goes, and with it every other index-less call of the training loop. It
+    // must be the model's device, cuda:device_ids[0] in the program's own numbering (which
+    // hiding GPUs in the program may have changed): the fact and the weight's device both use it.
+    const std::string model_device = run.device_of("after training", "weight");
+    const auto& fact = run.fact("current_device");
+    const std::string current = fact.is_number_integer() ? "cuda:" + std::to_string(fact.get<int>()) : fact.dump();
+    expect_that(current == model_device,
+                "the main thread's current device, where the batch's index-less torch::kCUDA puts it, is the "
+                "model's " + model_device + " (device_ids[0])",
+                current);
+  }
+
   INFO("the model is on device_ids[0], and the replicas ran: memory beyond a context on every GPU of device_ids");
   for (const char* tensor : {"weight", "bias"})
     expect_on_gpu(run, "after training", tensor, physical(scenario, scenario.device_ids.front()));

@@ -77,6 +77,13 @@ TEST_CASE("on workstation-mixed, nvidia-smi's GPU 2 as the primary with 0 and 3:
   check_choice({{"GPULAB_NODE", "workstation-mixed"}}, 2, {0, 3}, "workstation-mixed");
 }
 
+TEST_CASE("on workstation-mixed, the program's choice wins over a shell's CUDA_DEVICE_ORDER=FASTEST_FIRST too: "
+          "nvidia-smi's GPU 1 as the primary with 3 and 0",
+          "[lesson12]") {
+  check_choice({{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_DEVICE_ORDER", "FASTEST_FIRST"}}, 1, {3, 0},
+               "workstation-mixed");
+}
+
 // The stretch: --others may repeat a GPU or name the primary again. CUDA makes a list with a
 // repeated entry empty, so the program must list each GPU once.
 TEST_CASE("stretch: --primary 5 --others 1,5,6,1: DataParallel on physical GPUs 5, 1 and 6, each once",

@@ -42,6 +42,16 @@ void check(const Scenario& scenario) {
     expect_contexts(*worker.report, "after training", {gpu});
     expect_on_gpu(*worker.report, "after training", "shard", gpu);
     expect_on_gpu(*worker.report, "after training", "weight", gpu);
+    // The model and the shard move with an index-less torch::kCUDA: the current device decides
+    // where they, and any later index-less call, go. It must be the model's device, in the
+    // process's own numbering (the fact and the weight's device both use it).
+    const std::string model_device = worker.report->device_of("after training", "weight");
+    const auto& fact = worker.report->fact("current_device");
+    const std::string current = fact.is_number_integer() ? "cuda:" + std::to_string(fact.get<int>()) : fact.dump();
+    expect_that(current == model_device,
+                who + "'s current device, where an index-less torch::kCUDA puts a tensor, is its model's " +
+                    model_device,
+                current);
   }
 }
 
@@ -57,9 +67,10 @@ TEST_CASE("tiny2 (two 2 GiB GPUs), 2 ranks with 900 MiB shards: both fit, one pe
   check({{{"GPULAB_NODE", "tiny2"}}, 2, {}, {"--shard-mib", "900"}});
 }
 
-TEST_CASE("two tiny2 nodes, 2 ranks each: on both nodes LOCAL_RANK r on physical GPU r, RANK 2 and 3 included",
+TEST_CASE("two dgx-a100 nodes, 2 ranks each (fewer ranks than GPUs): on both nodes LOCAL_RANK r on physical GPU r, "
+          "RANK 2 and 3 included",
           "[lesson14]") {
-  check({{{"GPULAB_NODE", "tiny2"}}, 2, {}, {}, 2});
+  check({{}, 2, {}, {}, 2});
 }
 
 // The stretch: with --loader-thread 1 the shard is made on a worker thread, whose current
