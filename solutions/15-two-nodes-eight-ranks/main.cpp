@@ -1,10 +1,12 @@
-// Lesson 15 — Two nodes, eight ranks: which GPU does each rank take? (article claim A4.1)
+// Lesson 15 — Two nodes, eight ranks: which number picks the GPU, which the data? (article claim A4.1)
 //
-// `gpulab launch --nnodes 2 --nproc-per-node 4` runs eight processes: ranks 0-3 on node 0
-// and ranks 4-7 on node 1 (two simulated machines on this host, node0 and node1; on a
-// cluster, two real ones). RANK numbers the processes of the whole job, LOCAL_RANK those of
-// one node. Each node has its own GPUs, numbered from 0 again.
+// `gpulab launch --nnodes 2 --nproc-per-node 4` runs eight processes on two nodes (two
+// simulated machines on this host, node0 and node1; on a cluster, two real ones). RANK
+// numbers the processes of the whole job, LOCAL_RANK those of one node. The job's data comes
+// in WORLD_SIZE shards, and one checkpoint is written for the whole job.
 #include <cstdio>
+#include <filesystem>
+#include <string>
 
 #include <torch/torch.h>
 
@@ -20,6 +22,11 @@ std::string decimal(double value) {
   return text;
 }
 
+// Where the job's checkpoint goes: one file per job (its rendezvous port), in the temporary folder.
+std::string checkpoint_path(const gpulab::distributed::World& world) {
+  return (std::filesystem::temp_directory_path() / ("gpulab-lesson15-" + std::to_string(world.master_port) + ".pt")).string();
+}
+
 int main(int argc, char** argv) {
   return gpulab::run_lesson("15", argc, argv, [](gpulab::Lesson& lesson) {
     const auto world = gpulab::distributed::World::from_environment();
@@ -28,8 +35,7 @@ int main(int argc, char** argv) {
     lesson.fact("node_rank", world.node_rank);
     gpulab::distributed::ProcessGroup group(world);
 
-    // RANK runs over the whole job (0-7 here); a node has only cuda:0-3. LOCAL_RANK is the
-    // process's index on its own node, so it names a GPU that node has.
+    // Each rank's GPU: cuda:LOCAL_RANK of its own node (lesson 13).
     gpulab::cuda::set_device(world.local_rank);
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
     // The stretch: the PCI address nvidia-smi prints ("00000000:07:00.0") names the GPU on its node.
@@ -39,6 +45,11 @@ int main(int argc, char** argv) {
                   static_cast<unsigned>(properties.pci_bus_id), static_cast<unsigned>(properties.pci_device_id));
     lesson.fact("pci_bus_id", bus_id);
 
+    // The data: shard `shard` of WORLD_SIZE. RANK is unique in the whole job, so every rank
+    // gets a shard of its own and together they see all of it; LOCAL_RANK repeats on every node.
+    const int shard = world.rank;
+    lesson.fact("shard", shard);
+
     torch::manual_seed(world.rank);  // each rank starts different; the broadcast aligns them
     torch::nn::Linear model(/*in_features=*/16, /*out_features=*/1);
     model->to(device);
@@ -46,7 +57,7 @@ int main(int argc, char** argv) {
     torch::optim::SGD optimizer(model->parameters(), /*lr=*/0.1);
 
     // This rank's shard of a synthetic regression: y = x · w_true.
-    torch::manual_seed(1000 + world.rank);
+    torch::manual_seed(1000 + shard);
     const auto w_true = torch::linspace(-1, 1, 16).unsqueeze(1);
     const auto x = torch::randn({256, 16});
     const auto inputs = x.to(device);
@@ -66,6 +77,12 @@ int main(int argc, char** argv) {
     lesson.fact("loss_last", decimal(last_loss));
     lesson.fact("parameters_hash", gpulab::distributed::parameters_hash(*model));
     lesson.observe("after training", gpulab::tensors_of(*model));
+
+    // One checkpoint for the whole job, written once: by rank 0 (every node has a LOCAL_RANK 0).
+    const bool writes_checkpoint = world.rank == 0;
+    if (writes_checkpoint) torch::save(model, checkpoint_path(world));
+    lesson.fact("writes_checkpoint", writes_checkpoint ? 1 : 0);
     group.barrier();  // every rank has observed before any of them exits
+    if (writes_checkpoint) std::filesystem::remove(checkpoint_path(world));  // a lesson leaves nothing behind
   });
 }

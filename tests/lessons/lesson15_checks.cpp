@@ -1,7 +1,9 @@
 // Lesson 15: RANK vs LOCAL_RANK on two nodes. `gpulab launch --nnodes 2` runs each node's
-// ranks on a simulated machine of its own (node0, node1); rank r must use, on its own node,
-// the GPU CUDA numbers LOCAL_RANK. Observed from outside: the launcher's summary says which
-// node's state listed each process on which physical GPU.
+// ranks on a simulated machine of its own (node0, node1). Each rank must train on a shard of
+// the data no other rank trains on (facts "shard": together 0 .. WORLD_SIZE-1), exactly one
+// process of the job, rank 0, writes the checkpoint (fact "writes_checkpoint"), and each rank
+// still uses, on its own node, the GPU CUDA numbers LOCAL_RANK. Observed from outside: the
+// launcher's summary says which node's state listed each process on which physical GPU.
 #include <set>
 #include <string>
 #include <vector>
@@ -22,12 +24,15 @@ struct Scenario {
   std::vector<int> visible;  // the CUDA_VISIBLE_DEVICES list on every node; empty: unset
 };
 
-void check(const Scenario& scenario) {
+void check(const Scenario& scenario, int nodes = 2) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
-  const auto run = run_launched("15", {scenario.per_node, 2}, scenario.env);
-  require_all_ranks_ok(run, "the " + std::to_string(2 * scenario.per_node) + " ranks of two nodes train");
+  const auto run = run_launched("15", {scenario.per_node, nodes}, scenario.env);
+  const int world = nodes * scenario.per_node;
+  require_all_ranks_ok(run, "the " + std::to_string(world) + " ranks of " + std::to_string(nodes) + " nodes train");
   std::set<std::string> hashes;
-  for (int r = 0; r < 2 * scenario.per_node; ++r) {
+  std::set<int> shards;
+  std::vector<int> writers;
+  for (int r = 0; r < world; ++r) {
     const int local = r % scenario.per_node;
     const int entry = scenario.visible.empty() ? local : scenario.visible.at(static_cast<std::size_t>(local));
     const int gpu = cuda_order(scenario.env).at(static_cast<std::size_t>(entry));
@@ -41,16 +46,34 @@ void check(const Scenario& scenario) {
     require_that(worker.report.has_value(), who + "'s report", "none");
     expect_on_gpu(*worker.report, "after training", "weight", gpu);
     hashes.insert(worker.report->fact("parameters_hash").get<std::string>());
+    const auto& shard = worker.report->fact("shard");
+    require_that(shard.is_number_integer(), who + "'s shard (fact shard), a number", shard.dump());
+    expect_that(shard.get<int>() >= 0 && shard.get<int>() < world,
+                who + "'s shard among the job's " + std::to_string(world) + " (0 to " + std::to_string(world - 1) + ")",
+                "shard " + shard.dump());
+    expect_that(shards.insert(shard.get<int>()).second, who + " trains on a shard no other rank trains on",
+                "shard " + shard.dump() + " again");
+    const auto& writes = worker.report->fact("writes_checkpoint");
+    if (writes.is_number_integer() && writes.get<int>() == 1) writers.push_back(r);
   }
-  expect_that(hashes.size() == 1, "the same parameters on every rank of both nodes (one hash)",
+  expect_that(hashes.size() == 1, "the same parameters on every rank of every node (one hash)",
               std::to_string(hashes.size()) + " different parameter hashes");
+  std::string who_wrote;
+  for (int r : writers) who_wrote += (who_wrote.empty() ? "rank " : ", rank ") + std::to_string(r);
+  expect_that(writers == std::vector<int>{0}, "one process of the whole job writes the checkpoint: rank 0",
+              writers.empty() ? std::string("no process") : who_wrote);
 }
 
 }  // namespace
 
-TEST_CASE("the lesson's scenario: two pascal-rig nodes, 4 ranks each: rank r on GPU LOCAL_RANK of node r/4",
+TEST_CASE("the lesson's scenario: two pascal-rig nodes, 4 ranks each: eight shards, one checkpoint, rank r on GPU "
+          "LOCAL_RANK of node r/4",
           "[lesson15]") {
   check({{{"GPULAB_NODE", "pascal-rig"}}, 4, {}});
+}
+
+TEST_CASE("four tiny2 nodes, 2 ranks each: eight shards, one checkpoint", "[lesson15]") {
+  check({{{"GPULAB_NODE", "tiny2"}}, 2, {}}, 4);
 }
 
 TEST_CASE("two dgx-a100 nodes under CUDA_VISIBLE_DEVICES=2,3, 2 ranks each: physical GPUs 2 and 3 on both",
