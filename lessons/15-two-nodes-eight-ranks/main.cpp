@@ -1,9 +1,8 @@
 // Lesson 15 — Two nodes, eight ranks: which GPU does each rank take? (article claim A4.1)
 //
-// `gpulab launch --nnodes 2 --nproc-per-node 4` runs eight processes: ranks 0-3 on node 0
-// and ranks 4-7 on node 1 (two simulated machines on this host, node0 and node1; on a
-// cluster, two real ones). RANK numbers the processes of the whole job, LOCAL_RANK those of
-// one node. Each node has its own GPUs, numbered from 0 again.
+// `gpulab launch --nnodes 2 --nproc-per-node 4` runs eight processes on two nodes (two
+// simulated machines on this host, node0 and node1; on a cluster, two real ones) and tells
+// each one its RANK and its LOCAL_RANK.
 #include <cstdio>
 
 #include <torch/torch.h>
@@ -29,7 +28,7 @@ int main(int argc, char** argv) {
 
     // TODO: each rank must train on its own GPU of its own node — on every node, the first
     //       process on cuda:0, the second on cuda:1, ... — and use no other GPU. Eight ranks,
-    //       eight GPUs: one per rank looks right.
+    //       eight GPUs in all.
     const torch::Device device(torch::kCUDA, static_cast<c10::DeviceIndex>(world.rank));
     // STRETCH: each rank also reports, as the fact "pci_bus_id", the PCI address of the GPU it
     //          trains on as nvidia-smi prints it ("00000000:07:00.0"): with the host, it finds the GPU.
