@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     // What nvidia-smi shows: every physical GPU, whatever this process is allowed to use.
     const auto physical = gpulab::make_observer()->gpus().size();
     lesson.fact("physical_gpus", static_cast<std::int64_t>(physical));
-    // What CUDA shows this process (the first CUDA call: it reads CUDA_VISIBLE_DEVICES now).
+    // What CUDA shows this process.
     const auto visible = torch::cuda::device_count();
     lesson.fact("visible_devices", static_cast<std::int64_t>(visible));
     lesson.say("nvidia-smi shows " + std::to_string(physical) + " GPUs; CUDA shows this process " +

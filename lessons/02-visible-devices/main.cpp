@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
 
     // TODO: put a tensor x on each GPU this process can see — every one of them, and
     //       nothing beyond them — and record in the fact "nvidia_smi_numbers", in CUDA's
-    //       order, the number nvidia-smi shows each of those GPUs as ("2,3,4,5": cuda:0 is
-    //       nvidia-smi's GPU 2, ...). The checks compare it with where nvidia-smi sees each
+    //       order, the number nvidia-smi shows each of those GPUs as (comma-separated,
+    //       cuda:0's number first). The checks compare it with where nvidia-smi sees each
     //       x, under several CUDA_VISIBLE_DEVICES lists and on other nodes.
     const auto count = static_cast<int>(smi.size());  // one per GPU of the node
     std::string numbers;
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     lesson.fact("nvidia_smi_numbers", numbers);
 
     // STRETCH: make "nvidia_smi_numbers" right on every node and for every form of the list:
-    //          on workstation-mixed and pascal-rig CUDA does not count in nvidia-smi's order,
-    //          and CUDA_VISIBLE_DEVICES may name GPUs by UUID (nvidia-smi -L) or end early.
+    //          on workstation-mixed and pascal-rig (nodes of unlike GPUs), and when
+    //          CUDA_VISIBLE_DEVICES names GPUs by UUID (nvidia-smi -L) or holds an entry that
+    //          is not a plain number.
   });
 }

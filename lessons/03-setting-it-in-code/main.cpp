@@ -1,11 +1,10 @@
 // Lesson 03 — Setting CUDA_VISIBLE_DEVICES from inside the program: which GPU does x get? (article claims A1.1–A1.7)
 //
-// The driver reads CUDA_VISIBLE_DEVICES once, at the process's first CUDA call. Whatever
-// value the process has then — inherited from the shell or a script, or set in code with
-// setenv — decides which physical GPU cuda:0 is. The scripts beside this file set it the
-// article's other ways; this program is the in-code way:
+// CUDA_VISIBLE_DEVICES can come from the shell, from a script, or from the program itself
+// (setenv). The scripts beside this file set it the article's other ways; this program is
+// the in-code way:
 //   --setenv-before IDS   the GPUs this process must use, set in code (the article's way 1)
-//   --setenv-after IDS    setenv after CUDA started: silently ignored (the catch the article misses)
+//   --setenv-after IDS    a second setenv, later in the program (kept on purpose)
 #include <cstdlib>
 #include <string>
 
@@ -29,14 +28,14 @@ int main(int argc, char** argv) {
     if (!before.empty()) setenv("CUDA_VISIBLE_DEVICES", before.c_str(), /*overwrite=*/1);
     lesson.fact("device_count", static_cast<std::int64_t>(torch::cuda::device_count()));
 
-    // Too late on purpose: CUDA is running and will not look at the variable again (A1.1).
+    // The second setenv, after device_count(), kept on purpose (A1.1).
     if (!after.empty()) setenv("CUDA_VISIBLE_DEVICES", after.c_str(), /*overwrite=*/1);
 
     const auto x = torch::ones({1024, 1024}, torch::Device(torch::kCUDA, 0));
     lesson.observe("x on cuda:0", {{"x", x}});
 
     // STRETCH: IDS are nvidia-smi's numbers. Make --setenv-before 0 put x on nvidia-smi's
-    //          GPU 0 on every node, also where CUDA counts GPUs in another order
+    //          GPU 0 on every node, also on nodes of unlike GPUs
     //          (GPULAB_NODE=workstation-mixed, pascal-rig).
   });
 }

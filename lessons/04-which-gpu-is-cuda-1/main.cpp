@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     lesson.observe("after forward", {{"batch", batch}, {"output", output}});
 
     // STRETCH: make it work also when CUDA_VISIBLE_DEVICES names the GPUs by UUID (as
-    //          nvidia-smi -L prints them), and on nodes where CUDA does not count in
-    //          nvidia-smi's order (GPULAB_NODE=workstation-mixed, pascal-rig).
+    //          nvidia-smi -L prints them), and on nodes of unlike GPUs
+    //          (GPULAB_NODE=workstation-mixed, pascal-rig).
   });
 }

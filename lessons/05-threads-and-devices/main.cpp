@@ -1,9 +1,9 @@
 // Lesson 05 — Which GPU does a new thread use? (article claims A2.3, A2.4, A2.5, A3.3)
 //
-// The main thread calls set_device (the article's torch.cuda.set_device) and its `.cuda()`
-// lands there, while `.cuda(i)` with an explicit index lands on cuda:i whatever the current
-// device. Then the trainer starts one worker thread per GPU: each trains its own copy of a
-// model with code written for "the current GPU", as most training code is.
+// The main thread calls set_device (the article's torch.cuda.set_device), then moves one
+// tensor with `.cuda()` and another with an explicit `.cuda(i)`. Then the trainer starts one
+// worker thread per GPU: each trains its own copy of a model with code written for "the
+// current GPU", as most training code is.
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < static_cast<int>(torch::cuda::device_count()); ++i) devices.push_back(i);
     if (devices.empty()) throw std::runtime_error("this process sees no GPU");
 
-    // The main thread: set_device changes the default, an explicit index wins over it.
+    // The main thread: set_device, then one tensor without an index and one with.
     gpulab::cuda::set_device(devices.front());
     lesson.fact("main_thread_current_device", gpulab::cuda::current_device());
     const auto by_default = torch::ones({kFeatures}).to(torch::kCUDA);  // .cuda()

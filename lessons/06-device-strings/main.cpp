@@ -1,7 +1,7 @@
 // Lesson 06 — Does "cuda:1,2" name two GPUs? (article claims A2.2, A2.7)
 //
-// A device is one GPU. Today LibTorch rejects every string in kDeviceStrings. PyTorch <= 1.5
-// accepted some of them without a word: the article's model.cuda('cuda:2,1') ran on one GPU.
+// What does today's LibTorch make of the strings in kDeviceStrings, and what did PyTorch <= 1.5
+// make of them? (The article's model.cuda('cuda:2,1') ran on one GPU.)
 // This program replays the article's strings (or the device strings given as arguments) the
 // way PyTorch 1.5 read them, and puts a model's weight where PyTorch 1.5 would have put it.
 #include <cstddef>
@@ -18,7 +18,7 @@ const std::vector<std::string> kDeviceStrings = {"cuda:1,2", "cuda:2,1", "cuda:0
 const std::vector<std::string> kArticleStrings = {"cuda:1,2", "cuda:2,1"};
 
 // The device PyTorch <= 1.5 made of a device string "<type>:<index text>" (its
-// c10/core/Device.cpp, before the strict grammar of 1.6).
+// c10/core/Device.cpp, before its parser changed, in about 1.6).
 torch::Device parse_like_pytorch_1_5(const std::string& text) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) return torch::Device(text);
@@ -40,11 +40,11 @@ int main(int argc, char** argv) {
   return gpulab::run_lesson("06", argc, argv, [](gpulab::Lesson& lesson) {
     lesson.fact("device_count", static_cast<std::int64_t>(torch::cuda::device_count()));
 
-    // Today: every one of these strings raises.
+    // Today: each of these strings, through today's parser.
     for (const auto& text : kDeviceStrings)
       lesson.attempt("torch::Device(\"" + text + "\")", [&] { (void)torch::Device(text); });
 
-    // PyTorch <= 1.5: the same strings named one GPU each, without a word of warning.
+    // PyTorch <= 1.5: the strings replayed the way its parser read them.
     // `./gpulab run 06 -- cuda:3,1 cuda:10` replays other strings.
     const std::vector<std::string> replayed = lesson.args().empty() ? kArticleStrings : lesson.args();
     for (const auto& text : replayed) {

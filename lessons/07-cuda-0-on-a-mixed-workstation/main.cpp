@@ -1,8 +1,9 @@
 // Lesson 07 — Which GPU does nvidia-smi call cuda:0? (article claim A2.8)
 //
 // nvidia-smi (on the host) numbers GPUs in PCI bus order and ignores CUDA_VISIBLE_DEVICES.
-// CUDA numbers them FASTEST_FIRST unless CUDA_DEVICE_ORDER=PCI_BUS_ID, counting only the
-// GPUs it shows this process. The one name both agree on is the GPU's PCI location. The program is given
+// CUDA numbers them in the order CUDA_DEVICE_ORDER names (PCI_BUS_ID, or CUDA's default when
+// it is unset), counting only the GPUs it shows this process. The one name both agree on is
+// the GPU's PCI location. The program is given
 // nvidia-smi's list of bus ids (--smi-bus-ids, in nvidia-smi's order, as
 //   nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader
 // prints them: line k is nvidia-smi's GPU k), maps every CUDA device to nvidia-smi's number

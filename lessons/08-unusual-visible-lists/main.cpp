@@ -1,9 +1,8 @@
 // Lesson 08 — What does CUDA make of an unusual CUDA_VISIBLE_DEVICES list? (article claim A1.2)
 //
-// The driver parses the list its own way: the first invalid, unknown or ambiguous entry
-// ends it, any duplicate empties it, GPU UUIDs and unique UUID prefixes count, and a
-// process sees at most one MIG instance. It never complains: the list you write is not
-// always the list you get. The program puts a tensor on every GPU it can see, then checks
+// The driver parses the list its own way (entries may be indices, GPU UUIDs, unique UUID
+// prefixes or MIG instances), and it never complains: the list you write is not always the
+// list you get. The program puts a tensor on every GPU it can see, then checks
 // the list it was started with.
 #include <cstdlib>
 #include <stdexcept>

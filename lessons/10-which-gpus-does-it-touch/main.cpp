@@ -1,10 +1,8 @@
 // Lesson 10 — DataParallel on GPUs 2 and 3: which GPUs does the process touch? (article claim A3.2)
 //
-// The article's setup: the model on cuda:2, DataParallel with device_ids {2, 3} — and yet
-// nvidia-smi shows the process on GPU 0 too. DataParallel itself keeps off GPU 0; one
-// ordinary line of the training loop does not: the batch is moved "to the GPU" with an
-// index-less torch::kCUDA, which means the *current device*, and on the main thread that
-// is still 0. Keep this process off every GPU that device_ids does not name.
+// The article's setup: the model on cuda:2, DataParallel with device_ids {2, 3}. Which GPUs
+// does nvidia-smi show the process on? Keep this process off every GPU that device_ids does
+// not name.
 #include <chrono>
 
 #include <torch/torch.h>

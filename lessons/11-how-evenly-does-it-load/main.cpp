@@ -1,9 +1,6 @@
 // Lesson 11 — Does DataParallel load its GPUs evenly? (article claim A3.4)
 //
-// DataParallel gathers every replica's output on output_device, which defaults to
-// device_ids[0], and sums every replica's gradients into the model there: the primary GPU
-// carries more than the others. On a machine with unlike GPUs DataParallel also warns when
-// one has under 75% of another's memory or SMs. Choose the GPUs, and the primary, for this
+// DataParallel on a machine with unlike GPUs. Choose the GPUs, and the primary, for this
 // machine.
 #include <algorithm>
 #include <numeric>
@@ -20,7 +17,7 @@ std::uint64_t memory_of(int index) { return gpulab::cuda::get_device_properties(
 // The CUDA indices DataParallel should use, device_ids[0] first.
 // TODO: DataParallel must not warn about any GPU for its memory (leave out every GPU with
 //       less than 75% of the largest one's memory), and the primary must be the GPU with
-//       the most memory, since it carries more than the others.
+//       the most memory.
 // STRETCH: when the program runs with --no-warnings, DataParallel must warn about nothing,
 //          cores included, and the GPU with the most memory must still be the primary.
 std::vector<int> choose_device_ids(bool no_warnings) {

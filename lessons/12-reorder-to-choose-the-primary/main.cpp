@@ -1,7 +1,6 @@
 // Lesson 12 — How do I choose the primary GPU without device_ids? (article claim A5.2)
 //
-// With device_ids omitted DataParallel uses every visible GPU, and cuda:0 — the first GPU
-// CUDA_VISIBLE_DEVICES lists — is its primary. The article's advice: reorder the variable,
+// The article's advice for DataParallel: don't pass device_ids, and reorder the variable,
 // e.g. CUDA_VISIBLE_DEVICES=2,1,3 makes physical GPU 2 the primary. Given physical GPUs
 // (nvidia-smi's numbers), set the environment so that DataParallel uses exactly those,
 // with the chosen one as its primary.
@@ -13,7 +12,7 @@
 #include "gpulab/data_parallel.h"
 #include "gpulab/lesson.h"
 
-// Runs before this process's first CUDA call, while the environment still counts.
+// Runs before this process's first CUDA call (lesson 03).
 // TODO: after this function, DataParallel with device_ids omitted must use exactly the
 //       physical GPUs `primary` and `others` (nvidia-smi's numbers), with physical GPU
 //       `primary` as its primary — on any node, whatever the environment said before.
@@ -34,8 +33,8 @@ int main(int argc, char** argv) {
     torch::manual_seed(0);
     lesson.fact("device_count", static_cast<std::int64_t>(torch::cuda::device_count()));
     torch::nn::Linear model(/*in_features=*/1024, /*out_features=*/1024);
-    model->to(torch::kCUDA);                 // cuda:0
-    gpulab::DataParallel parallel(model);    // device_ids omitted: every visible GPU
+    model->to(torch::kCUDA);                 // the article's model.cuda()
+    gpulab::DataParallel parallel(model);    // device_ids omitted
     const auto output = parallel.forward(torch::randn({/*batch=*/64, 1024}));
     output.pow(2).mean().backward();
     lesson.observe("after backward", {{"weight", model->weight}, {"output", output}});

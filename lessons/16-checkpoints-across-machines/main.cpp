@@ -18,7 +18,7 @@ void save_step(gpulab::Lesson& lesson, const std::string& file) {
   optimizer.zero_grad();
   model->forward(torch::randn({32, 64}).to(model->weight.device())).pow(2).mean().backward();
   optimizer.step();
-  torch::save(model, file);  // each tensor is stored with its device: cuda:3
+  torch::save(model, file);  // as a training job saves it
   lesson.observe("saved", gpulab::tensors_of(*model));
 
   // Loading into a module that lives on the CPU, on the machine that saved it.
