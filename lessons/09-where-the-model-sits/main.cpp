@@ -1,4 +1,4 @@
-// Lesson 09 — DataParallel on GPUs 2 and 3: where may the model sit? (article claims A3.1, A3.3)
+// Lesson 09 — DataParallel on GPUs 2 and 3: where does the model go? (article claims A3.1, A3.3)
 //
 // DataParallel(model, device_ids) runs a replica of the model on each GPU of device_ids at
 // every forward. The program first tries the article's arrangement (the model on cuda:0,

@@ -1,4 +1,4 @@
-// Lesson 09 — DataParallel on GPUs 2 and 3: where may the model sit? (article claims A3.1, A3.3)
+// Lesson 09 — DataParallel on GPUs 2 and 3: where does the model go? (article claims A3.1, A3.3)
 //
 // DataParallel(model, device_ids) copies the model from device_ids[0] to the other GPUs at
 // every forward, so the model must already live on cuda:device_ids[0]. The program first
