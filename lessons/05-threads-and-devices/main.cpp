@@ -4,9 +4,6 @@
 // tensor with `.cuda()` and another with an explicit `.cuda(i)`. Then the trainer starts one
 // worker thread per GPU: each trains its own copy of a model with code written for "the
 // current GPU", as most training code is.
-#include <condition_variable>
-#include <functional>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -16,55 +13,13 @@
 
 #include "gpulab/cuda.h"
 #include "gpulab/lesson.h"
+#include "gpulab/threads.h"
 
 constexpr std::int64_t kFeatures = 1024;
 constexpr std::int64_t kBatch = 256;
 
-// Holds every worker inside its step until the main thread has looked at the node, so what
-// nvidia-smi shows then is what the worker threads allocated themselves. A worker that ends
-// without arriving gives up its place, so nothing waits forever.
-class MidStep {
- public:
-  explicit MidStep(std::size_t workers) : arrived_(workers, false), pending_(workers) {}
-
-  // A worker, inside its step: shows its model's weight and waits until it has been seen.
-  void arrive(std::size_t worker, const torch::Tensor& weight) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (seen_ || arrived_[worker]) return;
-    arrived_[worker] = true;
-    weights_.emplace_back("worker " + std::to_string(worker), weight);
-    --pending_;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return seen_; });
-  }
-  // A worker that is done (it may never have arrived).
-  void done(std::size_t worker) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (seen_ || arrived_[worker]) return;
-    arrived_[worker] = true;
-    --pending_;
-    changed_.notify_all();
-  }
-  // The main thread: waits for every worker, looks, then lets them finish.
-  void look(const std::function<void(const std::vector<gpulab::NamedTensor>&)>& at) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return pending_ == 0; });
-    at(weights_);
-    seen_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<bool> arrived_;
-  std::size_t pending_;
-  bool seen_ = false;
-  std::vector<gpulab::NamedTensor> weights_;
-};
-
 // One step of the trainer, written for "the current GPU" (`.cuda()` with no index).
-torch::Tensor train_step(std::size_t worker, MidStep& mid_step) {
+torch::Tensor train_step(std::size_t worker, gpulab::MidStep& mid_step) {
   const torch::NoGradGuard no_grad;
   torch::nn::Linear model(kFeatures, kFeatures);
   model->to(torch::kCUDA);
@@ -97,7 +52,7 @@ int main(int argc, char** argv) {
     const std::size_t workers = devices.size();
     std::vector<int> started_on(workers, -1);
     std::vector<std::string> gpu_of_worker(workers);
-    MidStep mid_step(workers);
+    gpulab::MidStep mid_step(workers);  // holds the workers mid-step while the main thread looks
     std::vector<std::thread> threads;
     for (std::size_t w = 0; w < workers; ++w)
       threads.emplace_back([&, w] {

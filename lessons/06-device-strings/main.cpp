@@ -31,6 +31,7 @@ torch::Device parse_like_pytorch_1_5(const std::string& text) {
 }
 
 // STRETCH: the GPUs the article's author meant by "cuda:1,2": one device per listed index.
+//          (gpulab::split("1,2") gives {"1", "2"}.)
 std::vector<torch::Device> devices_meant(const std::string& text) {
   (void)text;
   return {};

@@ -33,12 +33,8 @@ std::vector<torch::Device> devices_meant(const std::string& text) {
   std::vector<torch::Device> devices;
   const auto colon = text.find(':');
   const torch::DeviceType type = torch::Device(text.substr(0, colon)).type();
-  for (std::size_t start = colon + 1; start <= text.size();) {
-    const auto comma = text.find(',', start);
-    devices.emplace_back(type, static_cast<c10::DeviceIndex>(std::stoi(text.substr(start, comma - start))));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (const auto& index : gpulab::split(text.substr(colon + 1)))  // "1,2" -> "1", "2"
+    devices.emplace_back(type, static_cast<c10::DeviceIndex>(std::stoi(index)));
   return devices;
 }
 

@@ -31,7 +31,7 @@ std::string gpus_got() {
 // CUDA honoured every entry, otherwise that it ignored some and which GPUs this process got.
 std::string what_cuda_ignored(const std::string& list) {
   const int count = static_cast<int>(torch::cuda::device_count());
-  const int entries = list.empty() ? 0 : 1 + static_cast<int>(std::count(list.begin(), list.end(), ','));
+  const int entries = static_cast<int>(gpulab::split(list).size());
   // The driver drops entries silently: count what was asked for against what CUDA shows.
   if (entries == count) return "";
   return "CUDA_VISIBLE_DEVICES=\"" + list + "\" lists " + std::to_string(entries) + " GPUs, but CUDA ignored " +
