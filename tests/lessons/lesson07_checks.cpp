@@ -1,7 +1,8 @@
 // Lesson 07: CUDA numbers GPUs FASTEST_FIRST unless CUDA_DEVICE_ORDER=PCI_BUS_ID, while
 // nvidia-smi numbers them in PCI bus order (claim A2.8). The learner writes the map from a
-// CUDA index to nvidia-smi's number through the PCI bus id; the program is given nvidia-smi's
-// bus-id list (--smi-bus-ids) as nvidia-smi would print it. The checks compare each number the
+// CUDA index to nvidia-smi's number through the GPU's UUID (the task) and through its PCI bus
+// id (the stretch); the program is given nvidia-smi's UUIDs (--smi-uuids) and bus ids
+// (--smi-bus-ids) as nvidia-smi would print them. The checks compare each number the
 // program claims with where its tensor on that CUDA device was observed from outside, on
 // workstation-mixed, pascal-rig, dgx-a100 and aws-p4d, under every CUDA_DEVICE_ORDER and several
 // CUDA_VISIBLE_DEVICES lists. On real GPUs only this machine's scenarios run, and only when
@@ -199,9 +200,6 @@ TEST_CASE("pascal-rig, dgx-a100 and aws-p4d: every cuda:i mapped to nvidia-smi's
     for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"3,1"}})
       check_map(order, visible, "pascal-rig");
   check_map(kOrders[0], std::string("6,2,7"), "dgx-a100");
-  // Two GPUs on each PCI bus (00000000:10:1C.0, 00000000:10:1D.0, ...): only the whole
-  // location, device number included, tells them apart.
-  check_map(kOrders[0], std::nullopt, "aws-p4d");
   check_map(kOrders[0], std::string("5,2"), "aws-p4d");
 }
 
@@ -243,9 +241,16 @@ TEST_CASE("nvidia-smi's GPU 0 is not found when CUDA_VISIBLE_DEVICES=0 selects a
   }
 }
 
-TEST_CASE("stretch: the same map through the GPUs' UUIDs", "[lesson07][stretch]") {
+TEST_CASE("stretch: the same map through the GPUs' PCI bus ids", "[lesson07][stretch]") {
+  const std::string key = "nvidia_smi_number_by_bus_id_of_cuda:";
   GPULAB_REQUIRE_MIXED_GPUS();
-  for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"2,0"}})
-    check_map(kOrders[0], visible, kNode, "nvidia_smi_number_by_uuid_of_cuda:");
-  if (simulated()) check_map(kOrders[0], std::string("3,1"), "pascal-rig", "nvidia_smi_number_by_uuid_of_cuda:");
+  for (const auto& order : {kOrders[0], kOrders[2]})
+    for (const std::optional<std::string>& visible : {std::optional<std::string>{}, std::optional<std::string>{"2,0"}})
+      check_map(order, visible, kNode, key);
+  if (!simulated()) return;
+  check_map(kOrders[0], std::string("3,1"), "pascal-rig", key);
+  // Two GPUs on each PCI bus (00000000:10:1C.0, 00000000:10:1D.0, ...): only the whole
+  // location, device number included, tells them apart.
+  check_map(kOrders[0], std::nullopt, "aws-p4d", key);
+  check_map(kOrders[0], std::string("5,2"), "aws-p4d", key);
 }
