@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::size_t kMinHints = 3;
 constexpr std::size_t kMinPredictions = 1;
-constexpr std::size_t kMinMutants = 2;
+constexpr std::size_t kMinMutants = 5;  // several mistakes a student would make, each caught
 // Every README's sections, in this order: what a learner reads before the run (predict,
 // observe, the task). The explanation is in EXPLAIN.md, read after the predictions.
 const std::vector<std::string> kReadmeSections = {"Predict", "Run", "Your task", "Stretch", "Check"};

@@ -393,11 +393,22 @@ TEST_CASE("dev check --quick names the lesson a hint is missing from, and a fold
   auto document = nlohmann::json::parse(read_text(root / "lessons/manifest.json"));
   for (auto& lesson : document.at("lessons"))
     if (lesson.at("id") == "05") lesson.at("hints").erase(lesson.at("hints").begin());
+  // Lesson 06's first question loses its explain step; lesson 04's README asks a question the
+  // manifest does not score.
+  for (auto& lesson : document.at("lessons"))
+    if (lesson.at("id") == "06") lesson.at("predictions").at(0).erase("explain");
   write_text(root / "lessons/manifest.json", document.dump(2));
   fs::create_directories(root / "lessons/99-not-listed");
+  const fs::path readme04 = root / "lessons/04-which-gpu-is-cuda-1/README.md";
+  std::string readme = read_text(readme04);
+  readme.insert(readme.find("\n## Run"), "3. Which GPU will hold the output?\n");
+  write_text(readme04, readme);
 
   const auto mutated = problems();
   CHECK(mutated.result.exit_code == 1);
   CHECK(hint_line(mutated.result.out, "05"));
   CHECK(mutated.result.out.find("lessons/99-not-listed/: not in lessons/manifest.json") != std::string::npos);
+  CHECK(mutated.result.out.find("lesson 06's prediction 1 has no \"explain\"") != std::string::npos);
+  CHECK(mutated.result.out.find("lessons/04-which-gpu-is-cuda-1/README.md: Predict question 3 "
+                                "(\"Which GPU will hold the output?\") is not scored") != std::string::npos);
 }
