@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     lesson.observe("main thread", {{"default", by_default}, {"explicit", by_index}});
 
     const std::size_t workers = devices.size();
-    std::vector<int> started_on(workers, -1);
+    std::vector<int> started_on(workers, -1), current_after(workers, -1);
     std::vector<std::string> gpu_of_worker(workers);
     gpulab::MidStep mid_step(workers);  // holds the workers mid-step while the main thread looks
     std::vector<std::thread> threads;
@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
         //       its own thread, and nvidia-smi must show this process on no GPU that no
         //       worker trains on. The training code itself is written for "the current GPU".
         train_step(w, mid_step);
+        current_after[w] = gpulab::cuda::current_device();  // the thread's device after its step
         gpu_of_worker[w] = this_threads_gpu();
         mid_step.done(w);
       });
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
 
     for (std::size_t w = 0; w < workers; ++w) {
       lesson.fact("worker_" + std::to_string(w) + "_started_on", started_on[w]);
+      lesson.fact("worker_" + std::to_string(w) + "_current_device", current_after[w]);
       lesson.fact("worker_" + std::to_string(w) + "_gpu", gpu_of_worker[w]);
     }
     lesson.observe("after training");

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     lesson.observe("main thread", {{"default", by_default}, {"explicit", by_index}});
 
     const std::size_t workers = devices.size();
-    std::vector<int> started_on(workers, -1);
+    std::vector<int> started_on(workers, -1), current_after(workers, -1);
     std::vector<std::string> gpu_of_worker(workers);
     gpulab::MidStep mid_step(workers);  // holds the workers mid-step while the main thread looks
     std::vector<std::thread> threads;
@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
         // The current device belongs to the thread, and a new thread starts on 0.
         gpulab::cuda::set_device(devices[w]);
         train_step(w, mid_step);
+        current_after[w] = gpulab::cuda::current_device();  // the thread's device after its step
         gpu_of_worker[w] = this_threads_gpu();
         mid_step.done(w);
       });
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
 
     for (std::size_t w = 0; w < workers; ++w) {
       lesson.fact("worker_" + std::to_string(w) + "_started_on", started_on[w]);
+      lesson.fact("worker_" + std::to_string(w) + "_current_device", current_after[w]);
       lesson.fact("worker_" + std::to_string(w) + "_gpu", gpu_of_worker[w]);
     }
     lesson.observe("after training");

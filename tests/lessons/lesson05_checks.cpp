@@ -101,6 +101,16 @@ void check_workers_mid_step(const Scenario& s) {
     expect_that(observed == expected[w], goal,
                 "its weight " + placement(observed) + " (" + weight->at("device").get<std::string>() + ")");
   }
+  // The training step is written for "the current GPU": the worker's thread must have made its
+  // GPU current, not only moved its tensors there by index (fact worker_w_current_device).
+  for (std::size_t w = 0; w < expected.size(); ++w) {
+    const int index = s.devices.empty() ? static_cast<int>(w) : s.devices[w];
+    const auto& current = run.fact("worker_" + std::to_string(w) + "_current_device");
+    expect_that(current == index,
+                "worker " + std::to_string(w) + "'s thread has " + cuda(index) +
+                    " as its current device, where its step's index-less torch::kCUDA goes (" + s.name + ")",
+                "its current device is " + (current.is_number_integer() ? cuda(current.get<int>()) : current.dump()));
+  }
   // From outside, as nvidia-smi sees the process while the workers are inside their steps.
   const auto used = run.usage(kMidStep);
   expect_that(listed_on(used) == expected_set,
