@@ -54,10 +54,14 @@ DeviceProperties get_device_properties(int index);
 /// "00000000:3D:00.0" (an 8-digit domain, upper case), CUDA's cudaDeviceGetPCIBusId
 /// "0000:3d:00.0": the same GPU, different text.
 struct PciAddress {
-  unsigned domain = 0, bus = 0, device = 0;
+  unsigned domain = 0;  ///< the PCI domain (nvidia-smi's first 8 hex digits)
+  unsigned bus = 0;     ///< the bus: "3D" in 00000000:3D:00.0
+  unsigned device = 0;  ///< the device on that bus: two GPUs may share a bus
+  /// The same GPU: domain, bus and device equal.
   friend bool operator==(const PciAddress& a, const PciAddress& b) {
     return a.domain == b.domain && a.bus == b.bus && a.device == b.device;
   }
+  /// Different GPUs.
   friend bool operator!=(const PciAddress& a, const PciAddress& b) { return !(a == b); }
 };
 

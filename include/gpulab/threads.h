@@ -24,6 +24,7 @@ namespace gpulab {
 ///     // main thread:   mid_step.look([&](const auto& weights) { lesson.observe("mid-step", weights); });
 class MidStep {
  public:
+  /// For `workers` worker threads, numbered 0 to workers - 1.
   explicit MidStep(std::size_t workers) : arrived_(workers, false), pending_(workers) {}
 
   /// Worker `worker`, inside its step: shows `weight` (as "worker N") and waits until seen.
