@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/node.h"
+#include "model/container.h"
 #include "model/visibility.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
@@ -143,9 +144,13 @@ std::optional<std::string> visibility_note(const Env& env) {
     const auto node_spec = effective("GPULAB_NODE");
     const Node node = load_node_file(resolve_node_path(node_spec.value_or(kDefaultNodeName)));
     const auto order = effective("CUDA_DEVICE_ORDER");
-    return explain_visibility(node, effective("CUDA_VISIBLE_DEVICES"), parse_device_order(order ? order->c_str() : nullptr));
+    const ContainerView container = container_view(node, effective("NVIDIA_VISIBLE_DEVICES"));
+    return explain_visibility(node, container, effective("CUDA_VISIBLE_DEVICES"),
+                              parse_device_order(order ? order->c_str() : nullptr));
   } catch (const NodeError&) {
     return std::nullopt;  // the lesson itself reports a broken node
+  } catch (const ContainerError& e) {
+    return std::string(e.what());  // the lesson itself fails to start its CUDA
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "model/container.h"
 #include "model/node.h"
 #include "model/visibility.h"
 
@@ -203,6 +204,7 @@ struct Mapping {
   std::vector<Entry> entries;
   std::optional<std::string> note;
   bool derived = false;  // from the node file (else from the tensors only)
+  ContainerView container;  // NVIDIA_VISIBLE_DEVICES: integer entries count in its GPUs
 };
 
 std::vector<std::string> split_entries(const std::string& list) {
@@ -223,13 +225,19 @@ Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& en
   m.order_variable = env.cuda_device_order;
   m.order = parse_device_order(env.cuda_device_order ? env.cuda_device_order->c_str() : nullptr);
   if (!node) return m;
+  // Inside a container CUDA counts in the container's GPUs (model/container.h).
+  try {
+    m.container = container_view(*node, env.nvidia_visible_devices);
+  } catch (const ContainerError&) {
+    return m;  // the runtime would not have started it: the tensors alone tell
+  }
   m.derived = true;
-  const auto devices = visible_devices(*node, m.visible, m.order);
+  const auto devices = visible_devices(*node, m.container, m.visible, m.order);
   for (const auto& d : devices) {
     m.physical.push_back(d.physical_index);
     m.mig.push_back(d.mig_index);
   }
-  m.note = explain_visibility(*node, m.visible, m.order);
+  m.note = explain_visibility(*node, m.container, m.visible, m.order);
   if (!m.visible || m.visible->empty()) return m;
   // Which entry became which CUDA index: entry i is honoured when the list up to it shows
   // one device more than the list before it, and the whole list keeps that device there.
@@ -238,7 +246,7 @@ Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& en
   std::size_t before = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     prefix += (i == 0 ? "" : ",") + texts[i];
-    const auto upto = visible_devices(*node, prefix, m.order);
+    const auto upto = visible_devices(*node, m.container, prefix, m.order);
     Mapping::Entry entry{texts[i], -1};
     if (upto.size() == before + 1 && before < devices.size() && upto.back().physical_index == devices[before].physical_index &&
         upto.back().mig_index == devices[before].mig_index)
@@ -451,7 +459,7 @@ void diagram_notes(std::string& out, const Mapping& m, const std::optional<Node>
   if (m.note && style.explain)
     for (const auto& text : wrap("note: " + *m.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
   if (!node || !m.visible || m.visible->empty()) return;
-  const auto order = enumeration_order(*node, m.order);
+  const auto order = enumeration_order(container_node(*node, m.container), m.order);
   bool identity = true;
   for (std::size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int>(i);
   if (identity) return;
