@@ -224,8 +224,8 @@ TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devic
     ProcessOptions devices;
     devices.argv = {bin_dir() + "/gpulab", "devices", "--json"};
     devices.env = {{"GPULAB_NODE", round["node"].get<std::string>()}, {"GPULAB_STATE_DIR", fresh_state_dir()}};
-    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
-      devices.env.emplace_back(name, round["env"][name].is_null() ? std::nullopt
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES"})
+      devices.env.emplace_back(name, !round["env"].contains(name) || round["env"][name].is_null() ? std::nullopt
                                                                    : std::optional<std::string>(round["env"][name].get<std::string>()));
     const auto seen = run_process(devices);
     REQUIRE(seen.ok());
