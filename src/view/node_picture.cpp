@@ -219,7 +219,9 @@ std::vector<std::string> split_entries(const std::string& list) {
   return entries;
 }
 
-Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& env) {
+// `simulated`: the simulated node plays the container runtime (NVIDIA_VISIBLE_DEVICES); on real
+// GPUs the runtime already did, and the process's numbers are the container's own.
+Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& env, bool simulated) {
   Mapping m;
   m.visible = env.cuda_visible_devices;
   m.order_variable = env.cuda_device_order;
@@ -227,7 +229,7 @@ Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& en
   if (!node) return m;
   // Inside a container CUDA counts in the container's GPUs (model/container.h).
   try {
-    m.container = container_view(*node, env.nvidia_visible_devices);
+    if (simulated) m.container = container_view(*node, env.nvidia_visible_devices);
   } catch (const ContainerError&) {
     return m;  // the runtime would not have started it: the tensors alone tell
   }
@@ -277,11 +279,11 @@ bool consistent(const Mapping& m, const Report& report) {
 // The mapping CUDA used: the variables at start, or those at exit when the program changed
 // them (setenv before CUDA started) and only they explain what was observed.
 Mapping mapping_of(const std::optional<Node>& node, const Report& report) {
-  Mapping start = map_devices(node, report.env);
+  Mapping start = map_devices(node, report.env, report.backend == "sim");
   const bool changed = report.env_at_exit.cuda_visible_devices != report.env.cuda_visible_devices ||
                        report.env_at_exit.cuda_device_order != report.env.cuda_device_order;
   if (node && changed) {
-    Mapping exit = map_devices(node, report.env_at_exit);
+    Mapping exit = map_devices(node, report.env_at_exit, report.backend == "sim");
     if (consistent(exit, report) && !consistent(start, report)) {
       exit.changed = true;
       exit.start = report.env;
@@ -311,8 +313,12 @@ std::string variable_text(const std::optional<std::string>& value) {
 // What the variable means, in one phrase ("cut short" only when explaining: see PictureStyle).
 Line visibility_line(const Mapping& m, bool explain) {
   Line line;
+  const bool container = m.container.in_container();  // the container line is the node's
   if (!m.visible) {
-    line.add("CUDA_VISIBLE_DEVICES", Tone::Bold).add(" unset: every GPU, in ").add(to_string(m.order)).add(" order");
+    line.add("CUDA_VISIBLE_DEVICES", Tone::Bold)
+        .add(container ? " unset: every container GPU, in " : " unset: every GPU, in ")
+        .add(to_string(m.order))
+        .add(" order");
   } else if (m.visible->empty()) {
     line.add("CUDA_VISIBLE_DEVICES=", Tone::Bold).add(" (empty): ").add("no GPU visible", Tone::Warn);
   } else {
@@ -334,7 +340,17 @@ std::string node_summary(const std::optional<Node>& node, const Report& report) 
   }
   std::vector<std::string> parts;
   for (const auto& [name, count] : kinds) parts.push_back(fmt::format("{} x {}", count, name));
-  return fmt::format("node {}: {}", node->name, join(parts, " + "));
+  std::string text = fmt::format("node {}: {}", node->name, join(parts, " + "));
+  if (report.backend == "sim" && report.env.nvidia_visible_devices) {  // a simulated container's share
+    try {
+      const ContainerView view = container_view(*node, report.env.nvidia_visible_devices);
+      std::vector<std::string> gpus;
+      for (const int g : view.host_gpus) gpus.push_back(std::to_string(g));
+      text += gpus.empty() ? std::string("; a container of no GPU") : "; container: GPUs " + join(gpus, ",");
+    } catch (const ContainerError&) {
+    }
+  }
+  return text;
 }
 
 // The header: the variable's meaning on the left, the node on the right when both fit.
@@ -584,7 +600,7 @@ void memory(std::string& out, const Mapping& m, const std::optional<Node>& node,
 void ranks_header(std::string& out, const std::vector<RankReport>& ranks, std::size_t host_count, const PictureStyle& style) {
   const Report& first = ranks.front().report;
   const std::optional<Node> node = node_of(first);
-  const Mapping shared = map_devices(node, first.env);
+  const Mapping shared = map_devices(node, first.env, first.backend == "sim");
   std::string node_text = node_summary(node, first);
   if (host_count > 1) node_text += fmt::format(" (each of {} hosts)", host_count);
   Line line;
