@@ -159,7 +159,8 @@ RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const
   base.timeout_s = request.timeout_s;
   base.env = request.extra_env;
   if (!request.learner_env)
-    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE"}) base.env.emplace_back(name, std::nullopt);
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "NVIDIA_VISIBLE_DEVICES"})
+      base.env.emplace_back(name, std::nullopt);
   for (auto& variable : scenario_of(lesson.env, request.learner_env).env) base.env.push_back(std::move(variable));
   // One run, or each step in order (arguments the learner gives make it one run).
   std::vector<LessonEntry::Step> steps = request.args.empty() ? lesson.steps : std::vector<LessonEntry::Step>{};
