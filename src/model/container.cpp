@@ -74,29 +74,31 @@ struct Selection {
 
 // One entry of the list, as select_gpu_device then select_mig_device try it; false: unknown.
 bool select_entry(const Node& host, const std::string& entry, Selection& selected) {
-  const auto n = static_cast<int>(host.gpus.size());
-  if (iprefix(entry, "GPU-") && entry.size() > 4)
-    for (int g = 0; g < n; ++g)
-      if (iequal(host.gpus[static_cast<std::size_t>(g)].uuid, entry)) return selected.whole[static_cast<std::size_t>(g)] = true;
-  if (const auto pci = pci_form(entry))
-    for (int g = 0; g < n; ++g)
-      if (iprefix(host.gpus[static_cast<std::size_t>(g)].pci_bus_id, *pci)) return selected.whole[static_cast<std::size_t>(g)] = true;
-  if (const long long index = whole_index(entry); index >= 0 && index < n)
-    return selected.whole[static_cast<std::size_t>(index)] = true;
-  const auto add_mig = [&](int g, int m) {
-    auto& named = selected.mig[static_cast<std::size_t>(g)];
+  const std::size_t n = host.gpus.size();
+  const auto add_gpu = [&](std::size_t g) {
+    selected.whole[g] = true;
+    return true;
+  };
+  const auto add_mig = [&](std::size_t g, int m) {
+    auto& named = selected.mig[g];
     if (std::find(named.begin(), named.end(), m) == named.end()) named.push_back(m);
     return true;
   };
+  if (iprefix(entry, "GPU-") && entry.size() > 4)  // a full UUID, any case
+    for (std::size_t g = 0; g < n; ++g)
+      if (iequal(host.gpus[g].uuid, entry)) return add_gpu(g);
+  if (const auto pci = pci_form(entry))
+    for (std::size_t g = 0; g < n; ++g)
+      if (iprefix(host.gpus[g].pci_bus_id, *pci)) return add_gpu(g);
+  if (const long long index = whole_index(entry); index >= 0 && index < static_cast<long long>(n))
+    return add_gpu(static_cast<std::size_t>(index));
   if (iprefix(entry, "MIG-") && entry.size() > 4)
-    for (int g = 0; g < n; ++g) {
-      const auto& mig = host.gpus[static_cast<std::size_t>(g)].mig;
-      for (int m = 0; m < static_cast<int>(mig.size()); ++m)
-        if (iequal(mig[static_cast<std::size_t>(m)].uuid, entry)) return add_mig(g, m);
-    }
-  unsigned long g = 0, m = 0;
-  if (std::sscanf(entry.c_str(), "%lu:%lu", &g, &m) == 2 && g < host.gpus.size() && m < host.gpus[g].mig.size())
-    return add_mig(static_cast<int>(g), static_cast<int>(m));
+    for (std::size_t g = 0; g < n; ++g)
+      for (std::size_t m = 0; m < host.gpus[g].mig.size(); ++m)
+        if (iequal(host.gpus[g].mig[m].uuid, entry)) return add_mig(g, static_cast<int>(m));
+  unsigned long g = 0, m = 0;  // GPU:MIG, as sscanf("%lu:%lu") reads it
+  if (std::sscanf(entry.c_str(), "%lu:%lu", &g, &m) == 2 && g < n && m < host.gpus[g].mig.size())
+    return add_mig(g, static_cast<int>(m));
   return false;
 }
 
