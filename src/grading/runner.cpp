@@ -149,8 +149,8 @@ std::optional<std::string> visibility_note(const Env& env) {
                               parse_device_order(order ? order->c_str() : nullptr));
   } catch (const NodeError&) {
     return std::nullopt;  // the lesson itself reports a broken node
-  } catch (const ContainerError& e) {
-    return std::string(e.what());  // the lesson itself fails to start its CUDA
+  } catch (const ContainerError&) {
+    return std::nullopt;  // the lesson itself reports it: its CUDA does not start
   }
 }
 
