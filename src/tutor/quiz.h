@@ -33,6 +33,7 @@ enum class QuizCode {
   kNoSetDevice,   ///< LOCAL_RANK set, but torch::kCUDA with no set_device
   kDefaultIds,    ///< the model on torch::kCUDA, DataParallel with device_ids omitted
   kLoad,          ///< torch::load of a checkpoint saved from cuda:index of dgx-a100
+  kGuard,         ///< set_device(index), a helper borrows cuda:borrowed (set_device or a guard), then torch::kCUDA
 };
 
 struct QuizScenario {
@@ -49,6 +50,9 @@ struct QuizScenario {
   bool ask_output = false;      ///< kDataParallel: asks where the output is, not the replicas
   std::string setenv;           ///< kSetenvLate: the value set in code
   std::string device_string;    ///< kDeviceString
+  int borrowed = 0;             ///< kGuard: the CUDA index the helper borrows
+  bool scoped = false;          ///< kGuard: the helper uses a c10::DeviceGuard, not set_device
+  bool ask_memory = false;      ///< kGuard: the helper allocates nothing; asks where the process holds memory
   std::string kind;             ///< how CUDA_VISIBLE_DEVICES was drawn ("unset", "list", "empty", ...)
 };
 
