@@ -88,6 +88,12 @@ class Driver {
   /// 2.1 on CUDA 12+ MaybeSetDevice, which only records `index` when it has no context
   /// (PR 94864).
   Error maybe_set_device(int index);
+  /// c10::cuda::MaybeExchangeDevice, the accelerator API's maybeExchangeDevice (Python's
+  /// `torch.cuda.device.__exit__`). In 2.1+ builds against CUDA 12+ (2.15's libc10_cuda.so):
+  /// `previous` is cudaGetDevice's device, not a recorded one; nothing happens when `index` is
+  /// it; otherwise cudaSetDevice(index) when `index` has a context, else `index` is only
+  /// recorded. Elsewhere like maybe_set_device after reading the current device.
+  Error maybe_exchange_device(int index, int* previous);
 
   /// Creates the device's primary context if it has none (first allocation or work there).
   /// Like cuCtxCreate on a full GPU, fails with MemoryAllocation when the context does not
