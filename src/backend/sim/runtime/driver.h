@@ -82,7 +82,9 @@ class Driver {
   /// current. `previous` receives the device to restore.
   Error exchange_device(int index, int* previous);
   /// A guard's setDevice (DeviceGuard::set_device, autograd's device threads):
-  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1.
+  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1. (1.13.1's
+  /// CUDAGuardImpl::setDevice skips the current device too; on its CUDA 11 builds a
+  /// cudaSetDevice to the current device changes nothing anyway.)
   Error guard_set_device(int index);
   /// Leaving a device guard: cudaSetDevice(index) before 2.1 and in CUDA 11 builds; from
   /// 2.1 on CUDA 12+ MaybeSetDevice, which only records `index` when it has no context
