@@ -66,7 +66,7 @@ class Worker {
 ///
 ///     gpulab::WorkerPool pool(lesson);
 ///     for (int w = 0; w < 3; ++w) pool.fork([&](gpulab::Worker& worker) { ... GPU work ... });
-///     pool.join();  // facts worker0_finished, worker0_gpus, worker0_error, ... workers_finished
+///     pool.join();  // facts worker0_finished, worker0_gpus, worker0_error, ... workers_failed
 class WorkerPool {
  public:
   /// Workers whose reports go to `lesson`.
@@ -115,7 +115,8 @@ class WorkerPool {
   /// Waits for every worker forked and not joined yet, and records each one's report in the
   /// lesson's facts: `workerN_pid`, `workerN_finished` (1 or 0), `workerN_gpus` ("5", "5,6",
   /// or "none"), `workerN_error` (when it failed), its own facts as `workerN_<key>`, and
-  /// `workers_finished` (how many of all the workers finished). Returns the new reports.
+  /// `workers_finished` and `workers_failed` (how many of all the workers finished, and did
+  /// not). Returns the new reports.
   std::vector<WorkerReport> join() {
     std::vector<WorkerReport> joined;
     for (std::size_t i = reports_.size(); i < pids_.size(); ++i) {
@@ -134,6 +135,7 @@ class WorkerPool {
     int finished = 0;
     for (const WorkerReport& report : reports_) finished += report.finished ? 1 : 0;
     lesson_.fact("workers_finished", finished);
+    lesson_.fact("workers_failed", static_cast<std::int64_t>(reports_.size()) - finished);
     return joined;
   }
 
