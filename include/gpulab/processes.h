@@ -132,6 +132,8 @@ class WorkerPool {
       reports_.push_back(report);
       joined.push_back(report);
     }
+    if (joined.empty() && totals_recorded_) return joined;  // nothing new since the last join
+    totals_recorded_ = true;
     int finished = 0;
     for (const WorkerReport& report : reports_) finished += report.finished ? 1 : 0;
     lesson_.fact("workers_finished", finished);
@@ -252,6 +254,7 @@ class WorkerPool {
   std::vector<int> pids_;
   std::vector<int> pipes_;
   std::vector<WorkerReport> reports_;
+  bool totals_recorded_ = false;
 };
 
 }  // namespace gpulab
