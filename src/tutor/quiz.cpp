@@ -204,6 +204,13 @@ const Topic kTopics[] = {
        s.code = QuizCode::kLoad;
        s.index = d.below(8);
      }},
+    {"19", "a worker forked after CUDA started",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kFork;
+       s.fork_after_init = d.below(3) != 0;
+       s.index = draw_index(d, listed(s));
+     }},
     {"20", "a helper's set_device outlives it, a device guard does not",
      [](Draw& d, QuizScenario& s) {
        on_node(d, s, "dgx-a100");
@@ -328,6 +335,12 @@ std::string code_why(const QuizScenario& s, const QuizTruth& t) {
     case QuizCode::kLoad:
       return "torch::load puts each tensor back on the device it was saved from, " + cuda(s.index) +
              (t.error ? ", which this node does not have" : gpu);
+    case QuizCode::kFork:
+      if (s.fork_after_init)
+        return "is_available() started CUDA in the parent before fork(): CUDA cannot be used in such a child, whose first "
+               "CUDA call fails (\"initialization error\")";
+      return "CUDA had not started when the parent forked: the child starts its own, with the inherited "
+             "CUDA_VISIBLE_DEVICES, and " + cuda(s.index) + (t.error ? (exists ? " fails" : " does not exist") : " is GPU " + p);
     case QuizCode::kOnes: return t.error ? cuda(s.index) + (exists ? " fails" : " does not exist") : cuda(s.index) + " is GPU " + p;
     case QuizCode::kSetDevice:
       return t.error ? "set_device(" + std::to_string(s.index) + ") fails: there is no " + cuda(s.index)
@@ -391,7 +404,7 @@ QuizScenario QuizPlan::next() {
 const char* code_name(QuizCode code) {
   const char* names[] = {"ones",   "set_device", "local_rank",    "data_parallel", "default",     "setenv_late",
                          "thread", "device_string", "rank",       "no_set_device", "default_ids", "load",
-                         "guard"};
+                         "fork", "guard"};
   return names[static_cast<int>(code)];
 }
 
@@ -483,6 +496,14 @@ std::vector<std::string> code_text(const QuizScenario& s) {
     case QuizCode::kLoad:
       return {"// saved earlier on dgx-a100 (every GPU visible): model->to(torch::Device(torch::kCUDA, " + i + ")); torch::save(model, \"ckpt.pt\");",
               "torch::nn::Linear model(16, 4);  // on the CPU", "torch::load(model, \"ckpt.pt\");"};
+    case QuizCode::kFork: {
+      std::vector<std::string> lines;
+      if (s.fork_after_init) lines.push_back("std::cout << torch::cuda::is_available() << '\\n';");
+      lines.push_back("if (fork() == 0) {  // a worker process");
+      lines.push_back("  auto x = torch::ones({1}, torch::Device(torch::kCUDA, " + i + "));");
+      lines.push_back("}");
+      return lines;
+    }
   }
   return {};
 }
@@ -493,6 +514,7 @@ std::string question_text(const QuizScenario& s) {
   if (s.code == QuizCode::kDataParallel) return "the physical GPUs that run a replica (that hold this process's memory after forward)";
   if (s.code == QuizCode::kDefaultIds) return "the physical GPU that holds the output y";
   if (s.code == QuizCode::kLoad) return "the physical GPU that holds the loaded model's weight";
+  if (s.code == QuizCode::kFork) return "the physical GPU that holds the worker's x";
   if (s.code == QuizCode::kGuard && s.ask_memory) return "the physical GPUs where this process holds memory (a CUDA context counts) after the helper";
   return "the physical GPU that holds x";
 }
@@ -519,6 +541,7 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
     process.argv.insert(process.argv.end(), {"--index", std::to_string(s.index)});
   }
   if (s.code == QuizCode::kSetenvLate) process.argv.insert(process.argv.end(), {"--setenv", s.setenv});
+  if (s.code == QuizCode::kFork && s.fork_after_init) process.argv.push_back("--after-init");
   if (s.code == QuizCode::kDeviceString) process.argv.insert(process.argv.end(), {"--device", s.device_string});
   if (s.code == QuizCode::kGuard) {
     process.argv.insert(process.argv.end(), {"--borrow", std::to_string(s.borrowed)});
@@ -569,7 +592,10 @@ QuizTruth truth_of(const QuizScenario& s, const Report& report) {
   if (const auto fact = report.facts.find("visible"); fact != report.facts.end())
     if (const auto* visible = std::get_if<std::string>(&fact->second)) truth.visible = int_list(*visible);
   const Observation* placed = report.observation("placed");
-  if (!truth.error && placed != nullptr) {
+  if (s.code == QuizCode::kFork && !truth.error) {  // the worker's own report (gpulab::WorkerPool)
+    if (const auto fact = report.facts.find("worker0_x_gpu"); fact != report.facts.end())
+      if (const auto* gpu = std::get_if<std::string>(&fact->second)) truth.gpus = int_list(*gpu);
+  } else if (!truth.error && placed != nullptr) {
     const char* tensor = s.code == QuizCode::kLoad ? "weight" : s.code == QuizCode::kDefaultIds || s.ask_output ? "y" : "x";
     if ((s.code == QuizCode::kDataParallel && !s.ask_output) || (s.code == QuizCode::kGuard && s.ask_memory)) {
       for (const auto& gpu : placed->gpus)
@@ -647,6 +673,7 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
     scenario["index"] = s.index;
   }
   if (s.code == QuizCode::kSetenvLate) scenario["setenv"] = s.setenv;
+  if (s.code == QuizCode::kFork) scenario["fork_after_init"] = s.fork_after_init;
   if (s.code == QuizCode::kDeviceString) scenario["device_string"] = s.device_string;
   if (s.code == QuizCode::kGuard) {
     scenario["borrowed"] = s.borrowed;

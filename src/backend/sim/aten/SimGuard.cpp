@@ -28,7 +28,7 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
   c10::Device getDevice() const override {
     driver();  // like cudaGetDevice, initialises CUDA
-    return cuda(Driver::current_device());
+    return cuda(current_device());
   }
   void setDevice(c10::Device device) const override { check(driver().guard_set_device(device.index())); }
   /// Must not throw: used by guard destructors. PyTorch only warns when it fails.
@@ -69,7 +69,7 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   /// then MaybeSetDevice back.
   void synchronizeDevice(const c10::DeviceIndex index) const override {
     Driver& d = driver();
-    const int previous = Driver::current_device();
+    const int previous = current_device();
     check(d.guard_set_device(index));
     const Error error = d.synchronize_current();
     (void)d.maybe_set_device(previous);
