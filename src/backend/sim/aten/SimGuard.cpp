@@ -3,7 +3,11 @@
 // switch. Like PyTorch's CUDAGuardImpl it calls c10::cuda's device functions — here the
 // driver's, which follow the software profile: entering a guard for another device is a
 // cudaSetDevice (a context on CUDA 12); leaving it restores with cudaSetDevice before
-// PyTorch 2.1 and MaybeSetDevice from 2.1 (docs/reference.md, "Profiles").
+// PyTorch 2.1 and in CUDA 11 builds, and with MaybeSetDevice from 2.1 on CUDA 12+
+// (docs/reference.md, "Profiles"). As read from the releases: 2.15's CUDAGuardImpl.h calls
+// c10::cuda::ExchangeDevice, SetDevice and MaybeSetDevice, whose code in its libc10_cuda.so
+// Driver::exchange_device, guard_set_device and maybe_set_device follow; 1.13.1's header
+// calls cudaGetDevice and cudaSetDevice itself.
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "SimDevice.h"

@@ -74,11 +74,12 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
     check(driver().exchange_device(index, &previous));
     return static_cast<c10::DeviceIndex>(previous);
   }
-  /// c10::cuda::MaybeExchangeDevice: switches like a guard's restore (no context where none is).
+  /// c10::cuda::MaybeExchangeDevice: switches like a guard's restore (no context where none
+  /// is), but reads the runtime's device, as 2.15's libc10_cuda.so does (Driver::maybe_exchange_device).
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex index) const override {
-    const c10::DeviceIndex previous = getCurrentDevice();
-    if (index != previous) check(driver().maybe_set_device(index));
-    return previous;
+    int previous = 0;
+    check(driver().maybe_exchange_device(index, &previous));
+    return static_cast<c10::DeviceIndex>(previous);
   }
 #endif
 #if GPULAB_TORCH_AT_LEAST(2, 7)

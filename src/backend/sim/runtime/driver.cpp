@@ -170,6 +170,21 @@ Error Driver::maybe_set_device(int index) {
   return Error::Success;
 }
 
+Error Driver::maybe_exchange_device(int index, int* previous) {
+  if (profile_.guard_restore_sets_device()) {
+    *previous = current_device();
+    return index == *previous ? Error::Success : maybe_set_device(index);
+  }
+  *previous = t_cuda_device;
+  if (index == t_cuda_device) return Error::Success;  // a recorded device stays recorded
+  if (const Error error = check_device(index); error != Error::Success) return error;
+  if (!has_context(index)) {
+    t_target_device = index;
+    return Error::Success;
+  }
+  return cuda_set_device(index);  // it has its context: nothing new
+}
+
 bool Driver::has_context(int index) const {
   return check_device(index) == Error::Success && contexts_[static_cast<std::size_t>(index)].load();
 }

@@ -94,12 +94,20 @@ class Driver {
   /// current. `previous` receives the device to restore.
   Error exchange_device(int index, int* previous);
   /// A guard's setDevice (DeviceGuard::set_device, autograd's device threads):
-  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1.
+  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1. (1.13.1's
+  /// CUDAGuardImpl::setDevice skips the current device too; on its CUDA 11 builds a
+  /// cudaSetDevice to the current device changes nothing anyway.)
   Error guard_set_device(int index);
   /// Leaving a device guard: cudaSetDevice(index) before 2.1 and in CUDA 11 builds; from
   /// 2.1 on CUDA 12+ MaybeSetDevice, which only records `index` when it has no context
   /// (PR 94864).
   Error maybe_set_device(int index);
+  /// c10::cuda::MaybeExchangeDevice, the accelerator API's maybeExchangeDevice (Python's
+  /// `torch.cuda.device.__exit__`). In 2.1+ builds against CUDA 12+ (2.15's libc10_cuda.so):
+  /// `previous` is cudaGetDevice's device, not a recorded one; nothing happens when `index` is
+  /// it; otherwise cudaSetDevice(index) when `index` has a context, else `index` is only
+  /// recorded. Elsewhere like maybe_set_device after reading the current device.
+  Error maybe_exchange_device(int index, int* previous);
 
   /// Creates the device's primary context if it has none (first allocation or work there).
   /// Like cuCtxCreate on a full GPU, fails with MemoryAllocation when the context does not
