@@ -6,10 +6,10 @@ install(TARGETS gpulab EXPORT gpulabTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS gpulab_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Installed headers: the lesson API alone, these seven (tools/check-dependencies.py's
+# Installed headers: the lesson API alone, these eight (tools/check-dependencies.py's
 # PUBLIC_HEADERS; nothing else may live in include/). src/ is never installed: libgpulab
 # links its modules privately, so a lab program needs none of their headers.
-set(GPULAB_PUBLIC_HEADERS lesson.h cuda.h observe.h data_parallel.h distributed.h warnings.h threads.h)
+set(GPULAB_PUBLIC_HEADERS lesson.h cuda.h observe.h data_parallel.h distributed.h warnings.h threads.h processes.h)
 file(GLOB_RECURSE _in_include RELATIVE "${PROJECT_SOURCE_DIR}/include/gpulab" CONFIGURE_DEPENDS
   "${PROJECT_SOURCE_DIR}/include/gpulab/*")
 list(REMOVE_ITEM _in_include ${GPULAB_PUBLIC_HEADERS})

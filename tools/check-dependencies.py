@@ -57,7 +57,7 @@ PARTS = {
 PUBLIC_HEADERS = [
     "include/gpulab/lesson.h", "include/gpulab/cuda.h", "include/gpulab/observe.h",
     "include/gpulab/data_parallel.h", "include/gpulab/distributed.h", "include/gpulab/warnings.h",
-    "include/gpulab/threads.h",
+    "include/gpulab/threads.h", "include/gpulab/processes.h",
 ]
 
 # libgpulab sources that live in a module's folder (next to what they write) but are part
@@ -92,7 +92,8 @@ MAY_USE = {
 # LibTorch, which they so must not include. observe.h and warnings.h are torch-free.
 TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "tutor"]
 TORCH_PUBLIC_HEADERS = ["include/gpulab/lesson.h", "include/gpulab/data_parallel.h",
-                        "include/gpulab/distributed.h", "include/gpulab/cuda.h", "include/gpulab/threads.h"]
+                        "include/gpulab/distributed.h", "include/gpulab/cuda.h", "include/gpulab/threads.h",
+                        "include/gpulab/processes.h"]
 
 # Private parts: only files of the part itself may include them, whatever MAY_USE says.
 PRIVATE = ["backend/sim", "backend/cuda", "cli"]

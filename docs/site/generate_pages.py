@@ -41,6 +41,8 @@ def read_claims(path):
         if m := re.match(r"^## (A\d) — (.*)$", line):
             groups.append({"id": m[1], "title": m[2], "claims": []})
             claim = field = None
+        elif line.startswith("## "):  # a section of no claims ("## Beyond the article") ends the last one
+            claim = field = None
         elif m := re.match(r"^### (A\d\.\d)\s*$", line):
             if not groups or not m[1].startswith(groups[-1]["id"] + "."):
                 fail(f"{path}:{number}: {m[1]} is outside its group")

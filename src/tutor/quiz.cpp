@@ -216,6 +216,24 @@ const Topic kTopics[] = {
        s.code = QuizCode::kOnes;
        s.index = inside ? 0 : d.below(count);
      }},
+    {"19", "a worker forked after CUDA started",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kFork;
+       s.fork_after_init = d.below(3) != 0;
+       s.index = draw_index(d, listed(s));
+     }},
+    {"20", "a helper's set_device outlives it, a device guard does not",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, "dgx-a100");
+       s.code = QuizCode::kGuard;
+       const int n = std::max(listed(s), 2);
+       const auto pair = d.distinct(n, 2);
+       s.index = pair[0];
+       s.borrowed = pair[1];
+       s.scoped = d.below(2) == 0;
+       s.ask_memory = d.below(3) == 0;
+     }},
 };
 
 constexpr int kTopicCount = static_cast<int>(sizeof(kTopics) / sizeof(kTopics[0]));
@@ -308,6 +326,18 @@ std::string data_parallel_why(const QuizScenario& s, const QuizTruth& t) {
   return "DataParallel raises the error shown";
 }
 
+std::string guard_why(const QuizScenario& s, const QuizTruth& t) {
+  const int count = static_cast<int>(t.visible.size());
+  if (t.error) return cuda(std::max(s.index, s.borrowed) >= count ? std::max(s.index, s.borrowed) : s.index) + " does not exist here";
+  const std::string helper = s.scoped ? "the guard selected " + cuda(s.borrowed) + " for the helper's block only and restored " +
+                                            cuda(s.index) + " when it ended"
+                                      : "set_device(" + std::to_string(s.borrowed) + ") is not scoped: the thread stays on " +
+                                            cuda(s.borrowed) + " after the helper";
+  if (!s.ask_memory) return helper + "; torch::kCUDA is the current device: GPU " + join(t.gpus, ", ");
+  return helper + "; selecting a GPU is a cudaSetDevice, which creates its context on CUDA 12 and later builds, not on "
+                  "CUDA 11: this process holds memory on GPU " + (t.gpus.empty() ? std::string("none") : join(t.gpus, ", "));
+}
+
 // The why's second half: what the code did with the devices this process sees.
 std::string code_why(const QuizScenario& s, const QuizTruth& t) {
   const std::string p = join(t.gpus, ", ");
@@ -336,6 +366,12 @@ std::string code_why(const QuizScenario& s, const QuizTruth& t) {
     case QuizCode::kLoad:
       return "torch::load puts each tensor back on the device it was saved from, " + cuda(s.index) +
              (t.error ? ", which this node does not have" : gpu);
+    case QuizCode::kFork:
+      if (s.fork_after_init)
+        return "is_available() started CUDA in the parent before fork(): CUDA cannot be used in such a child, whose first "
+               "CUDA call fails (\"initialization error\")";
+      return "CUDA had not started when the parent forked: the child starts its own, with the inherited "
+             "CUDA_VISIBLE_DEVICES, and " + cuda(s.index) + (t.error ? (exists ? " fails" : " does not exist") : " is GPU " + p);
     case QuizCode::kOnes: return t.error ? cuda(s.index) + (exists ? " fails" : " does not exist") : cuda(s.index) + " is GPU " + p;
     case QuizCode::kSetDevice:
       return t.error ? "set_device(" + std::to_string(s.index) + ") fails: there is no " + cuda(s.index)
@@ -344,6 +380,7 @@ std::string code_why(const QuizScenario& s, const QuizTruth& t) {
       return "LOCAL_RANK=" + std::to_string(s.index) + " picks " + cuda(s.index) +
              (t.error ? ", which " + std::string(exists ? "fails" : "does not exist") : ": GPU " + p);
     case QuizCode::kDataParallel: return data_parallel_why(s, t);
+    case QuizCode::kGuard: return guard_why(s, t);
   }
   return {};
 }
@@ -397,7 +434,8 @@ QuizScenario QuizPlan::next() {
 
 const char* code_name(QuizCode code) {
   const char* names[] = {"ones",   "set_device", "local_rank",    "data_parallel", "default",     "setenv_late",
-                         "thread", "device_string", "rank",       "no_set_device", "default_ids", "load"};
+                         "thread", "device_string", "rank",       "no_set_device", "default_ids", "load",
+                         "fork", "guard"};
   return names[static_cast<int>(code)];
 }
 
@@ -474,9 +512,30 @@ std::vector<std::string> code_text(const QuizScenario& s) {
     case QuizCode::kDefaultIds:
       return {"torch::nn::Linear model(16, 4);", "model->to(torch::kCUDA);",
               "gpulab::DataParallel parallel(model);  // device_ids omitted", "auto y = parallel.forward(torch::randn({8, 16}));"};
+    case QuizCode::kGuard: {
+      const std::string j = std::to_string(s.borrowed);
+      std::vector<std::string> lines = {"gpulab::cuda::set_device(" + i + ");  // this process's GPU"};
+      if (s.ask_memory) lines.push_back("auto x = torch::ones({1}, torch::kCUDA);");
+      lines.push_back("{  // a helper borrows cuda:" + j);
+      lines.push_back(s.scoped ? "  const c10::DeviceGuard guard(torch::Device(torch::kCUDA, " + j + "));"
+                               : "  gpulab::cuda::set_device(" + j + ");");
+      lines.push_back(s.ask_memory ? "  auto reserved = gpulab::cuda::memory_reserved();  // reads a counter, allocates nothing"
+                                   : "  auto tmp = torch::ones({1}, torch::kCUDA);");
+      lines.push_back("}");
+      if (!s.ask_memory) lines.push_back("auto x = torch::ones({1}, torch::kCUDA);");
+      return lines;
+    }
     case QuizCode::kLoad:
       return {"// saved earlier on dgx-a100 (every GPU visible): model->to(torch::Device(torch::kCUDA, " + i + ")); torch::save(model, \"ckpt.pt\");",
               "torch::nn::Linear model(16, 4);  // on the CPU", "torch::load(model, \"ckpt.pt\");"};
+    case QuizCode::kFork: {
+      std::vector<std::string> lines;
+      if (s.fork_after_init) lines.push_back("std::cout << torch::cuda::is_available() << '\\n';");
+      lines.push_back("if (fork() == 0) {  // a worker process");
+      lines.push_back("  auto x = torch::ones({1}, torch::Device(torch::kCUDA, " + i + "));");
+      lines.push_back("}");
+      return lines;
+    }
   }
   return {};
 }
@@ -488,6 +547,8 @@ std::string question_text(const QuizScenario& s) {
   if (s.code == QuizCode::kDefaultIds) return "the physical GPU that holds the output y";
   if (s.code == QuizCode::kLoad) return "the physical GPU that holds the loaded model's weight";
   if (s.container) return "the host's GPU (the host nvidia-smi's number) that holds x";
+  if (s.code == QuizCode::kFork) return "the physical GPU that holds the worker's x";
+  if (s.code == QuizCode::kGuard && s.ask_memory) return "the physical GPUs where this process holds memory (a CUDA context counts) after the helper";
   return "the physical GPU that holds x";
 }
 
@@ -513,7 +574,13 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
     process.argv.insert(process.argv.end(), {"--index", std::to_string(s.index)});
   }
   if (s.code == QuizCode::kSetenvLate) process.argv.insert(process.argv.end(), {"--setenv", s.setenv});
+  if (s.code == QuizCode::kFork && s.fork_after_init) process.argv.push_back("--after-init");
   if (s.code == QuizCode::kDeviceString) process.argv.insert(process.argv.end(), {"--device", s.device_string});
+  if (s.code == QuizCode::kGuard) {
+    process.argv.insert(process.argv.end(), {"--borrow", std::to_string(s.borrowed)});
+    if (s.scoped) process.argv.push_back("--scoped");
+    if (s.ask_memory) process.argv.push_back("--reads-only");
+  }
   const bool ranked = s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice;
   const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
   process.env = {{"GPULAB_NODE", s.node}, {"CUDA_VISIBLE_DEVICES", s.visible}, {"CUDA_DEVICE_ORDER", s.order},
@@ -560,9 +627,12 @@ QuizTruth truth_of(const QuizScenario& s, const Report& report) {
   if (const auto fact = report.facts.find("visible"); fact != report.facts.end())
     if (const auto* visible = std::get_if<std::string>(&fact->second)) truth.visible = int_list(*visible);
   const Observation* placed = report.observation("placed");
-  if (!truth.error && placed != nullptr) {
+  if (s.code == QuizCode::kFork && !truth.error) {  // the worker's own report (gpulab::WorkerPool)
+    if (const auto fact = report.facts.find("worker0_x_gpu"); fact != report.facts.end())
+      if (const auto* gpu = std::get_if<std::string>(&fact->second)) truth.gpus = int_list(*gpu);
+  } else if (!truth.error && placed != nullptr) {
     const char* tensor = s.code == QuizCode::kLoad ? "weight" : s.code == QuizCode::kDefaultIds || s.ask_output ? "y" : "x";
-    if (s.code == QuizCode::kDataParallel && !s.ask_output) {
+    if ((s.code == QuizCode::kDataParallel && !s.ask_output) || (s.code == QuizCode::kGuard && s.ask_memory)) {
       for (const auto& gpu : placed->gpus)
         if (gpu.used_bytes > 0 || gpu.context) truth.gpus.push_back(gpu.physical_index);
     } else if (const auto* x = placed->tensor(tensor); x != nullptr && x->physical_index) {
@@ -641,7 +711,13 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
     scenario["index"] = s.index;
   }
   if (s.code == QuizCode::kSetenvLate) scenario["setenv"] = s.setenv;
+  if (s.code == QuizCode::kFork) scenario["fork_after_init"] = s.fork_after_init;
   if (s.code == QuizCode::kDeviceString) scenario["device_string"] = s.device_string;
+  if (s.code == QuizCode::kGuard) {
+    scenario["borrowed"] = s.borrowed;
+    scenario["scoped"] = s.scoped;
+    scenario["ask_memory"] = s.ask_memory;
+  }
   if (s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice) json["env"]["LOCAL_RANK"] = std::to_string(s.index);
   if (s.code == QuizCode::kRank) json["env"]["RANK"] = std::to_string(s.index);
   return json;

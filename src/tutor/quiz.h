@@ -33,6 +33,8 @@ enum class QuizCode {
   kNoSetDevice,   ///< LOCAL_RANK set, but torch::kCUDA with no set_device
   kDefaultIds,    ///< the model on torch::kCUDA, DataParallel with device_ids omitted
   kLoad,          ///< torch::load of a checkpoint saved from cuda:index of dgx-a100
+  kFork,          ///< fork() (after is_available() when fork_after_init), then cuda:index in the child
+  kGuard,         ///< set_device(index), a helper borrows cuda:borrowed (set_device or a guard), then torch::kCUDA
 };
 
 struct QuizScenario {
@@ -50,7 +52,11 @@ struct QuizScenario {
   bool batch_to_cuda = false;   ///< kDataParallel: the batch moved with an index-less torch::kCUDA
   bool ask_output = false;      ///< kDataParallel: asks where the output is, not the replicas
   std::string setenv;           ///< kSetenvLate: the value set in code
+  bool fork_after_init = false; ///< kFork: the parent starts CUDA (is_available()) before it forks
   std::string device_string;    ///< kDeviceString
+  int borrowed = 0;             ///< kGuard: the CUDA index the helper borrows
+  bool scoped = false;          ///< kGuard: the helper uses a c10::DeviceGuard, not set_device
+  bool ask_memory = false;      ///< kGuard: the helper allocates nothing; asks where the process holds memory
   std::string kind;             ///< how CUDA_VISIBLE_DEVICES was drawn ("unset", "list", "empty", ...)
 };
 

@@ -201,7 +201,7 @@ TEST_CASE("quiz: no rounds, negative rounds or a negative seed is a usage error"
 // The truth is what the scenario does when run: `gpulab devices` under the same environment,
 // another program, must agree on which physical GPU each CUDA index is.
 TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devices") {
-  const int rounds = 16;  // every idea once
+  const int rounds = 19;  // every idea once
   const auto played = play({"--seed", "3", "--rounds", std::to_string(rounds), "--json"}, repeat("1", rounds));
   SHOW(played);
   REQUIRE(played.process.exit_code == 0);
@@ -257,6 +257,19 @@ TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devic
       CHECK(round["truth"] == on(0));
     } else if (code == "thread") {  // set_device(i) must work; the thread is on cuda:0
       CHECK(round["truth"] == (scenario["index"].get<std::size_t>() < physical.size() ? on(0) : "error"));
+    } else if (code == "fork") {  // a child forked after CUDA started cannot use it
+      const auto index = scenario["index"].get<std::size_t>();
+      CHECK(round["truth"] == (scenario["fork_after_init"] == true || index >= physical.size() ? "error" : on(index)));
+    } else if (code == "guard") {  // a guard restores cuda:index; set_device(borrowed) stays
+      const auto index = scenario["index"].get<std::size_t>(), borrowed = scenario["borrowed"].get<std::size_t>();
+      if (index >= physical.size() || borrowed >= physical.size()) {
+        CHECK(round["truth"] == "error");
+      } else if (scenario["ask_memory"] == true) {  // x on cuda:index, and on CUDA 12+ a context on cuda:borrowed
+        const std::string truth = "," + round["truth"].get<std::string>() + ",";
+        CHECK(truth.find("," + on(index) + ",") != std::string::npos);
+      } else {
+        CHECK(round["truth"] == on(scenario["scoped"] == true ? index : borrowed));
+      }
     } else if (code == "device_string" || code == "load") {
       continue;  // their truths are checked by the unit tests and the lessons (06, 16)
     } else {  // ones, set_device, local_rank, rank, setenv_late: cuda:index of what CUDA showed at start

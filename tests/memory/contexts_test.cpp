@@ -133,3 +133,38 @@ TEST_CASE("the current device belongs to each thread and starts at 0, so an ungu
     }
   }
 }
+
+// Two "maybe exchange" calls of 2.15, read from its binaries: at::accelerator::maybeExchangeDevice
+// (libtorch_cpu.so) is the guard's uncheckedSetDevice — MaybeSetDevice — and then returns
+// getDevice(), the device after it; c10::cuda::MaybeExchangeDevice (libc10_cuda.so, the CUDA
+// hooks') returns cudaGetDevice's device, switches only to a device with a context, records
+// one without, and leaves a recorded device recorded when asked for the runtime's own.
+TEST_CASE("the two maybeExchangeDevice calls of 2.15: neither creates a context; they differ in what they return "
+          "and in what they record",
+          "[memory][contexts]") {
+  const auto run = probe({"steps", "alloc:a:0:1", "accelerator_maybe_exchange:3:a1", "observe:after a1",
+                          "accelerator_maybe_exchange:0:a2", "hooks_maybe_exchange:3:h1", "observe:after h1",
+                          "hooks_maybe_exchange:0:h2", "observe:after h2"},
+                         kReversedEnv);
+  const gpulab::Profile profile = profile_of(run.report);
+  INFO("profile: " << profile.name());
+  if (!run.errors("a1").empty()) {
+    WARN("maybeExchangeDevice is not in this LibTorch (" << profile.torch_version() << ")");
+    return;
+  }
+  REQUIRE_FALSE(profile.guard_restore_sets_device());  // 2.15: a CUDA 13 build
+  // at::accelerator: cuda:3 has no context, so MaybeSetDevice only records it; getDevice says 3.
+  CHECK(run.fact("a1.returned") == 3);
+  CHECK(run.fact("a1.current") == 3);
+  CHECK(contexts(run, "after a1") == physical({0}));
+  CHECK(run.fact("a2.returned") == 0);  // cuda:0 has its context: SetDevice(0) clears the record
+  CHECK(run.fact("a2.current") == 0);
+  // The hooks': cudaGetDevice says 0; 3 is recorded, no context.
+  CHECK(run.fact("h1.returned") == 0);
+  CHECK(run.fact("h1.current") == 3);
+  CHECK(contexts(run, "after h1") == physical({0}));
+  // The runtime is still on 0: asked for 0 it returns at once, and 3 stays recorded.
+  CHECK(run.fact("h2.returned") == 0);
+  CHECK(run.fact("h2.current") == 3);
+  CHECK(contexts(run, "after h2") == physical({0}));
+}

@@ -1,6 +1,8 @@
 // The lesson API's helpers (include/gpulab/): what lessons use instead of parsing and
 // synchronising by hand.
 #include <atomic>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -9,6 +11,7 @@
 
 #include "gpulab/cuda.h"
 #include "gpulab/lesson.h"
+#include "gpulab/processes.h"
 #include "gpulab/threads.h"
 
 TEST_CASE("split gives the entries as written: none for an empty text, empty ones kept", "[lesson-api]") {
@@ -57,4 +60,42 @@ TEST_CASE("MidStep holds every worker until the main thread has looked, and a wo
   CHECK(seen == std::vector<std::string>{"worker 0", "worker 2"});
   CHECK(finished_when_seen <= 1);  // only worker 1, which never arrived, can have finished
   CHECK(finished == 3);
+}
+
+TEST_CASE("WorkerPool forks workers and brings back each one's facts, error and GPUs, whatever text they hold",
+          "[lesson-api][fork]") {
+  char name[] = "lesson_api_test";
+  char json[] = "--json";  // the report is printed at finish(), which this test never calls
+  char* argv[] = {name, json, nullptr};
+  gpulab::Lesson lesson("worker-pool", 2, argv);
+  (void)torch::ones({1}, torch::Device(torch::kCUDA, 0));  // CUDA starts here, before the forks
+  gpulab::WorkerPool pool(lesson);
+  pool.fork([](gpulab::Worker& worker) {
+    worker.fact("text", "a\tb\nc\\d\\n");
+    worker.fact("number", 7);
+  });
+  pool.fork([](gpulab::Worker&) { throw std::runtime_error("line one\nline two"); });
+  pool.fork([](gpulab::Worker&) { _exit(3); });
+  pool.fork([](gpulab::Worker&) { (void)torch::ones({1}, torch::Device(torch::kCUDA, 1)); });
+  CHECK(pool.size() == 4);
+  const auto reports = pool.join();
+  REQUIRE(reports.size() == 4);
+  CHECK(reports[0].finished);
+  CHECK(reports[0].error.empty());
+  CHECK(reports[0].gpus.empty());  // no CUDA work: nvidia-smi lists it nowhere
+  using Facts = std::vector<std::pair<std::string, std::string>>;
+  CHECK(reports[0].facts == Facts{{"text", "a\tb\nc\\d\\n"}, {"number", "7"}});
+  CHECK_FALSE(reports[1].finished);
+  CHECK(reports[1].error == "line one\nline two");
+  CHECK_FALSE(reports[2].finished);
+  CHECK(reports[2].error.rfind("the worker process ended without reporting", 0) == 0);
+  // Forked after CUDA started in this process: CUDA's initialization error.
+  CHECK_FALSE(reports[3].finished);
+  CHECK(reports[3].error.rfind("CUDA error: initialization error", 0) == 0);
+  CHECK(reports[3].gpus.empty());
+  std::set<int> pids;
+  for (const auto& report : reports) pids.insert(report.pid);
+  CHECK(pids.size() == 4);
+  CHECK(pids.count(static_cast<int>(getpid())) == 0);
+  CHECK(pool.join().empty());  // every worker joined once
 }

@@ -15,12 +15,21 @@
 //                                    with an index-less torch::kCUDA)
 //   --code default_ids               the model on torch::kCUDA, DataParallel(model): every GPU
 //   --code save | load   --file F    torch::save from cuda:I / torch::load into a CPU model
+//   --code fork          --index I [--after-init]
+//                                    (is_available() first,) fork(), torch::ones({1}, cuda:I) in the
+//                                    child: its physical GPU is the fact worker0_x_gpu, its error
+//                                    recorded under "place"
+//   --code guard --index I --borrow J [--scoped] [--reads-only]
+//                                    set_device(I); a helper borrows cuda:J with set_device (or a
+//                                    c10::DeviceGuard) and makes a tensor there (or only reads a
+//                                    counter); then x on torch::kCUDA (x before the helper)
 // It prints the lesson report (--json): observation "placed" locates tensor "x" (the output
 // "y" of DataParallel, the loaded "weight"), an error is recorded under "place", and the
 // facts "device_count" and "visible" ("2,3": the physical GPU of cuda:0, cuda:1, ...) say
 // what this process saw, for the quiz's explanation.
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -30,6 +39,7 @@
 #include "gpulab/data_parallel.h"
 #include "gpulab/lesson.h"
 #include "gpulab/observe.h"
+#include "gpulab/processes.h"
 
 namespace {
 
@@ -87,6 +97,28 @@ void place(gpulab::Lesson& lesson, const std::string& code) {
     torch::nn::Linear model(16, 4);
     torch::load(model, lesson.option("--file"));
     lesson.observe("placed", {{"weight", model->weight}});
+  } else if (code == "fork") {
+    if (flag(lesson, "--after-init")) (void)torch::cuda::is_available();  // CUDA starts here
+    gpulab::WorkerPool pool(lesson);
+    const int i = index();
+    pool.fork([&](gpulab::Worker& worker) { worker.fact("x_gpu", gpulab::physical_index_of(torch::ones({1}, cuda(i)))); });
+    const auto reports = pool.join();
+    if (!reports.at(0).finished) throw std::runtime_error(reports.at(0).error);  // the worker's error is the answer
+  } else if (code == "guard") {
+    gpulab::cuda::set_device(index());
+    const bool reads_only = flag(lesson, "--reads-only");
+    torch::Tensor x;
+    if (reads_only) x = torch::ones({1}, torch::kCUDA);
+    {
+      const int borrowed = lesson.int_list("--borrow").at(0);
+      std::optional<c10::DeviceGuard> guard;
+      if (flag(lesson, "--scoped")) guard.emplace(cuda(borrowed));
+      else gpulab::cuda::set_device(borrowed);
+      if (reads_only) (void)gpulab::cuda::memory_reserved();
+      else (void)torch::ones({1}, torch::kCUDA);
+    }
+    if (!reads_only) x = torch::ones({1}, torch::kCUDA);
+    lesson.observe("placed", {{"x", x}});  // with reads only, its GPUs are the answer
   } else {
     throw std::invalid_argument("quiz-probe: unknown --code '" + code + "'");
   }

@@ -12,12 +12,24 @@
 //               set_device:INDEX        gpulab::cuda::set_device(INDEX) (an error is
 //                                       recorded under "set_device")
 //               setenv:NAME=VALUE       sets an environment variable in this process
+//               accelerator_maybe_exchange:INDEX:NAME
+//                                       at::accelerator::maybeExchangeDevice(INDEX) (2.15)
+//               hooks_maybe_exchange:INDEX:NAME
+//                                       the CUDA hooks' maybeExchangeDevice(INDEX), that is
+//                                       c10::cuda::MaybeExchangeDevice (2.15); both record
+//                                       the facts NAME.returned and NAME.current
+//                                       (current_device() after it), an error under NAME
 //               observe:LABEL           an observation, and the facts LABEL.allocated.I,
 //                                       LABEL.reserved.I (every device I) and
 //                                       LABEL.allocated.current (the current device)
 // Run the first two under a CUDA_VISIBLE_DEVICES that reorders the GPUs, so that CUDA
 // indices and physical GPUs differ.
 #include <torch/torch.h>
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 15)
+#include <ATen/DeviceAccelerator.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
@@ -103,6 +115,18 @@ void steps(gpulab::Lesson& lesson, const std::vector<std::string>& steps) {
       gpulab::cuda::empty_cache();
     } else if (part[0] == "set_device" && part.size() == 2) {
       lesson.attempt("set_device", [&] { gpulab::cuda::set_device(std::stoi(part[1])); });
+    } else if ((part[0] == "accelerator_maybe_exchange" || part[0] == "hooks_maybe_exchange") && part.size() == 3) {
+      lesson.attempt(part[2], [&] {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 15)
+        const auto index = static_cast<c10::DeviceIndex>(std::stoi(part[1]));
+        const auto returned = part[0] == "hooks_maybe_exchange" ? at::detail::getCUDAHooks().maybeExchangeDevice(index)
+                                                                : at::accelerator::maybeExchangeDevice(index);
+        lesson.fact(part[2] + ".returned", static_cast<std::int64_t>(returned));
+        lesson.fact(part[2] + ".current", static_cast<std::int64_t>(gpulab::cuda::current_device()));
+#else
+        throw std::runtime_error(part[0] + ": not in this LibTorch");
+#endif
+      });
     } else if (part[0] == "setenv" && part.size() == 2 && part[1].find('=') != std::string::npos) {
       const auto equals = part[1].find('=');
       setenv(part[1].substr(0, equals).c_str(), part[1].substr(equals + 1).c_str(), /*overwrite=*/1);

@@ -27,7 +27,7 @@ constexpr auto kDeleters = make_deleters(std::make_integer_sequence<int, kMaxGpu
 
 c10::DataPtr SimCudaAllocator::allocate(size_t nbytes) GPULAB_ALLOCATE_CONST {
   Driver& d = driver();
-  const int index = Driver::current_device();
+  const int index = current_device();
   check(d.check_device(index));
   const c10::Device device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
   if (nbytes == 0) return {nullptr, nullptr, nullptr, device};
@@ -52,7 +52,7 @@ SimCudaAllocator& cuda_allocator() {
 }
 
 int resolve_index(const c10::Device& device) {
-  return device.has_index() ? device.index() : Driver::current_device();
+  return device.has_index() ? device.index() : current_device();
 }
 
 }  // namespace gpulab::sim

@@ -4,7 +4,7 @@
 
 namespace gpulab::cuda {
 namespace {
-int resolve(int index) { return index < 0 ? sim::Driver::current_device() : index; }
+int resolve(int index) { return index < 0 ? sim::current_device() : index; }
 }  // namespace
 
 // torch.cuda.set_device as the profile's PyTorch has it (see Driver::set_device).
@@ -12,7 +12,7 @@ void set_device(int index) { sim::check(sim::driver().set_device(index)); }
 
 int current_device() {
   sim::driver();  // like torch.cuda.current_device(), this initialises CUDA
-  return sim::Driver::current_device();
+  return sim::current_device();
 }
 
 std::uint64_t memory_allocated(int index) {

@@ -17,4 +17,9 @@ Driver& driver() {
   }
 }
 
+int current_device() {
+  check(Driver::fork_check());
+  return Driver::current_device();
+}
+
 }  // namespace gpulab::sim

@@ -52,7 +52,7 @@ class DeviceRule {
 
  private:
   static int resolve(const c10::Device& device) {
-    return device.has_index() ? device.index() : Driver::current_device();
+    return device.has_index() ? device.index() : current_device();
   }
   [[noreturn]] static void conflict(const c10::Device& a, const c10::Device& b) {
     TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a,

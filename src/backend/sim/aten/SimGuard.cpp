@@ -3,7 +3,11 @@
 // switch. Like PyTorch's CUDAGuardImpl it calls c10::cuda's device functions — here the
 // driver's, which follow the software profile: entering a guard for another device is a
 // cudaSetDevice (a context on CUDA 12); leaving it restores with cudaSetDevice before
-// PyTorch 2.1 and MaybeSetDevice from 2.1 (docs/reference.md, "Profiles").
+// PyTorch 2.1 and in CUDA 11 builds, and with MaybeSetDevice from 2.1 on CUDA 12+
+// (docs/reference.md, "Profiles"). As read from the releases: 2.15's CUDAGuardImpl.h calls
+// c10::cuda::ExchangeDevice, SetDevice and MaybeSetDevice, whose code in its libc10_cuda.so
+// Driver::exchange_device, guard_set_device and maybe_set_device follow; 1.13.1's header
+// calls cudaGetDevice and cudaSetDevice itself.
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "SimDevice.h"
@@ -24,7 +28,7 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
   c10::Device getDevice() const override {
     driver();  // like cudaGetDevice, initialises CUDA
-    return cuda(Driver::current_device());
+    return cuda(current_device());
   }
   void setDevice(c10::Device device) const override { check(driver().guard_set_device(device.index())); }
   /// Must not throw: used by guard destructors. PyTorch only warns when it fails.
@@ -65,7 +69,7 @@ struct SimCudaGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   /// then MaybeSetDevice back.
   void synchronizeDevice(const c10::DeviceIndex index) const override {
     Driver& d = driver();
-    const int previous = Driver::current_device();
+    const int previous = current_device();
     check(d.guard_set_device(index));
     const Error error = d.synchronize_current();
     (void)d.maybe_set_device(previous);

@@ -21,7 +21,7 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
   bool hasCUDA() const override { return driver().device_count() > 0; }
   int getNumGPUs() const override { return driver().device_count(); }
   GPULAB_HOOKS_INDEX current_device() const override {
-    return static_cast<GPULAB_HOOKS_INDEX>(Driver::current_device());
+    return static_cast<GPULAB_HOOKS_INDEX>(sim::current_device());
   }
 
   /// Random ops run on the host, so each device's generator is a CPU generator;
@@ -33,13 +33,13 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
       for (int i = 0; i < driver().device_count(); ++i)
         generators.push_back(at::make_generator<at::CPUGeneratorImpl>(c10::default_rng_seed_val));
     });
-    const int resolved = index < 0 ? Driver::current_device() : index;
+    const int resolved = index < 0 ? current_device() : index;
     check(driver().check_device(resolved));
     return generators[static_cast<std::size_t>(resolved)];
   }
 
   c10::Device getDeviceFromPtr(void*) const override {
-    return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(Driver::current_device())};
+    return {c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(current_device())};
   }
   bool hasPrimaryContext(GPULAB_HOOKS_INDEX index) const override {
     return driver().has_context(static_cast<int>(index));
@@ -67,18 +67,19 @@ struct SimCudaHooks final : public at::CUDAHooksInterface {
 #if GPULAB_TORCH_AT_LEAST(2, 4)
   // AcceleratorHooksInterface's device API; torch::cuda::device_count() asks deviceCount().
   c10::DeviceIndex deviceCount() const override { return static_cast<c10::DeviceIndex>(driver().device_count()); }
-  c10::DeviceIndex getCurrentDevice() const override { return static_cast<c10::DeviceIndex>(Driver::current_device()); }
+  c10::DeviceIndex getCurrentDevice() const override { return static_cast<c10::DeviceIndex>(current_device()); }
   void setCurrentDevice(c10::DeviceIndex index) const override { check(driver().guard_set_device(index)); }
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex index) const override {
     int previous = 0;
     check(driver().exchange_device(index, &previous));
     return static_cast<c10::DeviceIndex>(previous);
   }
-  /// c10::cuda::MaybeExchangeDevice: switches like a guard's restore (no context where none is).
+  /// c10::cuda::MaybeExchangeDevice: switches like a guard's restore (no context where none
+  /// is), but reads the runtime's device, as 2.15's libc10_cuda.so does (Driver::maybe_exchange_device).
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex index) const override {
-    const c10::DeviceIndex previous = getCurrentDevice();
-    if (index != previous) check(driver().maybe_set_device(index));
-    return previous;
+    int previous = 0;
+    check(driver().maybe_exchange_device(index, &previous));
+    return static_cast<c10::DeviceIndex>(previous);
   }
 #endif
 #if GPULAB_TORCH_AT_LEAST(2, 7)

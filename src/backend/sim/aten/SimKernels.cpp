@@ -28,7 +28,7 @@ namespace {
 int factory_device(c10::optional<c10::Device> device) {
   Driver& d = driver();
   TORCH_CHECK(d.device_count() > 0, "No CUDA GPUs are available");
-  const int index = device ? resolve_index(*device) : Driver::current_device();
+  const int index = device ? resolve_index(*device) : current_device();
   check(d.check_device(index));
   return index;
 }

@@ -32,6 +32,7 @@ const char* error_name(Error error) {
     case Error::Success: return "cudaSuccess";
     case Error::InvalidValue: return "cudaErrorInvalidValue";
     case Error::MemoryAllocation: return "cudaErrorMemoryAllocation";
+    case Error::InitializationError: return "cudaErrorInitializationError";
     case Error::NoDevice: return "cudaErrorNoDevice";
     case Error::InvalidDevice: return "cudaErrorInvalidDevice";
   }
@@ -43,6 +44,7 @@ const char* error_string(Error error) {
     case Error::Success: return "no error";
     case Error::InvalidValue: return "invalid argument";
     case Error::MemoryAllocation: return "out of memory";
+    case Error::InitializationError: return "initialization error";
     case Error::NoDevice: return "no CUDA-capable device is detected";
     case Error::InvalidDevice: return "invalid device ordinal";
   }
@@ -56,6 +58,12 @@ Driver& Driver::get() {
 }
 
 bool Driver::initialized() { return g_initialized.load(std::memory_order_acquire); }
+
+// CUDA's state does not survive fork(): a real child's CUDA calls fail with
+// cudaErrorInitializationError ("initialization error"); see docs/reference.md.
+bool Driver::forked_after_init() { return initialized() && getpid() != get().owner_pid_; }
+
+Error Driver::fork_check() { return forked_after_init() ? Error::InitializationError : Error::Success; }
 
 void Driver::set_torch_version(int major, int minor, int patch) {
   g_torch_major = major;
@@ -97,17 +105,24 @@ Driver::Driver()
         [this, index](std::size_t bytes) { return segment_malloc(index, bytes); },
         [this, index](void* ptr, std::size_t bytes) { segment_free(index, ptr, bytes); }));
   }
+  owner_pid_ = static_cast<int>(getpid());
   // Leave the node's view when the process ends normally; a killed process is noticed
-  // by the others through its pid.
-  std::atexit([] { Driver::get().state().withdraw(); });
+  // by the others through its pid. A child forked after init inherits these handlers: it
+  // has no record of its own and must neither touch the parent's nor take a lock.
+  std::atexit([] {
+    if (!Driver::forked_after_init()) Driver::get().state().withdraw();
+  });
   // A prestarted lesson's run ends with quick_exit (report/lesson_writer.cpp): leave there too.
-  std::at_quick_exit([] { Driver::get().state().withdraw(); });
+  std::at_quick_exit([] {
+    if (!Driver::forked_after_init()) Driver::get().state().withdraw();
+  });
   g_initialized.store(true, std::memory_order_release);
 }
 
 std::uint64_t Driver::capacity_bytes(int index) const { return gpulab::capacity_bytes(node_, device(index)); }
 
 Error Driver::check_device(int index) const {
+  if (getpid() != owner_pid_) return Error::InitializationError;
   if (devices_.empty()) return Error::NoDevice;
   if (index < 0 || index >= device_count()) return Error::InvalidDevice;
   return Error::Success;
@@ -156,6 +171,21 @@ Error Driver::maybe_set_device(int index) {
   if (has_context(index)) return guard_set_device(index);
   t_target_device = index;
   return Error::Success;
+}
+
+Error Driver::maybe_exchange_device(int index, int* previous) {
+  if (profile_.guard_restore_sets_device()) {
+    *previous = current_device();
+    return index == *previous ? Error::Success : maybe_set_device(index);
+  }
+  *previous = t_cuda_device;
+  if (index == t_cuda_device) return Error::Success;  // a recorded device stays recorded
+  if (const Error error = check_device(index); error != Error::Success) return error;
+  if (!has_context(index)) {
+    t_target_device = index;
+    return Error::Success;
+  }
+  return cuda_set_device(index);  // it has its context: nothing new
 }
 
 bool Driver::has_context(int index) const {
@@ -236,6 +266,7 @@ void Driver::segment_free(int index, void* ptr, std::size_t bytes) {
 }
 
 void* Driver::allocate(int index, std::size_t bytes, std::string* oom_message) {
+  if (forked_after_init()) return nullptr;
   std::size_t segment_bytes = 0;
   void* ptr = allocators_.at(static_cast<std::size_t>(index))->allocate(bytes, &segment_bytes);
   if (ptr != nullptr || oom_message == nullptr) return ptr;
@@ -271,9 +302,13 @@ std::string Driver::out_of_memory_message(int index, std::size_t alloc_bytes) {
   return gpulab::out_of_memory_message(profile_, figures);
 }
 
-void Driver::release(int index, void* ptr) { allocators_.at(static_cast<std::size_t>(index))->release(ptr); }
+void Driver::release(int index, void* ptr) {
+  if (forked_after_init()) return;
+  allocators_.at(static_cast<std::size_t>(index))->release(ptr);
+}
 
 void Driver::empty_cache() {
+  if (forked_after_init()) return;
   for (auto& allocator : allocators_) allocator->empty_cache();
 }
 

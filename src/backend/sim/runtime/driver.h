@@ -29,6 +29,9 @@ enum class Error : int {
   Success = 0,
   InvalidValue = 1,
   MemoryAllocation = 2,
+  /// cudaErrorInitializationError: what every CUDA call returns in a process forked after
+  /// its parent initialised CUDA (docs/reference.md, "fork after CUDA init").
+  InitializationError = 3,
   NoDevice = 100,
   InvalidDevice = 101,
 };
@@ -45,7 +48,14 @@ class Driver {
   /// state or GPULAB_CUDA_BUILD is unusable.
   static Driver& get();
   /// True once get() has succeeded: CUDA is initialised and the environment is frozen.
+  /// Also true in a child forked after that: it inherits the driver, which it cannot use.
   static bool initialized();
+  /// True in a process forked after its parent initialised CUDA: the driver it inherited
+  /// belongs to the parent, and every CUDA call here fails with InitializationError, as a
+  /// real CUDA runtime's do. Device count and properties stay readable (PyTorch caches them).
+  static bool forked_after_init();
+  /// InitializationError in a process forked after init (forked_after_init), else Success.
+  static Error fork_check();
   /// The PyTorch version the simulator stands behind (the linked LibTorch's); set by the
   /// LibTorch adapters before the driver is created.
   static void set_torch_version(int major, int minor, int patch);
@@ -64,6 +74,8 @@ class Driver {
   int physical_index(int index) const { return device(index).physical_index; }
   /// cudaMemGetInfo's total for the device: what its allocations and contexts fit in.
   std::uint64_t capacity_bytes(int index) const;
+  /// Success, or why `index` is unusable here: InitializationError in a child forked after
+  /// init (checked first, as the CUDA runtime does on every call), NoDevice, InvalidDevice.
   Error check_device(int index) const;
 
   // ---- the CUDA runtime ----------------------------------------------------------------
@@ -85,12 +97,20 @@ class Driver {
   /// current. `previous` receives the device to restore.
   Error exchange_device(int index, int* previous);
   /// A guard's setDevice (DeviceGuard::set_device, autograd's device threads):
-  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1.
+  /// cudaSetDevice before 2.1, SetDevice (skips the current device) from 2.1. (1.13.1's
+  /// CUDAGuardImpl::setDevice skips the current device too; on its CUDA 11 builds a
+  /// cudaSetDevice to the current device changes nothing anyway.)
   Error guard_set_device(int index);
   /// Leaving a device guard: cudaSetDevice(index) before 2.1 and in CUDA 11 builds; from
   /// 2.1 on CUDA 12+ MaybeSetDevice, which only records `index` when it has no context
   /// (PR 94864).
   Error maybe_set_device(int index);
+  /// c10::cuda::MaybeExchangeDevice, the accelerator API's maybeExchangeDevice (Python's
+  /// `torch.cuda.device.__exit__`). In 2.1+ builds against CUDA 12+ (2.15's libc10_cuda.so):
+  /// `previous` is cudaGetDevice's device, not a recorded one; nothing happens when `index` is
+  /// it; otherwise cudaSetDevice(index) when `index` has a context, else `index` is only
+  /// recorded. Elsewhere like maybe_set_device after reading the current device.
+  Error maybe_exchange_device(int index, int* previous);
 
   /// Creates the device's primary context if it has none (first allocation or work there).
   /// Like cuCtxCreate on a full GPU, fails with MemoryAllocation when the context does not
@@ -103,8 +123,14 @@ class Driver {
   /// Allocates through the device's caching allocator. The device must have its context
   /// (ensure_context). On failure returns nullptr and fills `oom_message` with the
   /// profile's PyTorch out-of-memory text.
+  /// In a child forked after init it returns nullptr without touching the allocator (use
+  /// fork_check first to tell the two apart).
   void* allocate(int index, std::size_t bytes, std::string* oom_message);
+  /// Returns a block to the cache; in a child forked after init, nothing: the memory is the
+  /// parent's, and the child never takes a lock another of the parent's threads may have
+  /// held at the fork.
   void release(int index, void* ptr);
+  /// Releases every cached block (nothing in a child forked after init).
   void empty_cache();
   AllocatorStats stats(int index) const;
   /// cudaMemGetInfo: free memory on the device counting every process on the node.
@@ -133,6 +159,7 @@ class Driver {
   std::uint64_t context_mask_ = 0;
   int mig_gpu_ = -1;       // the visible MIG instance, if any: its usage is in its slice
   int mig_instance_ = -1;
+  int owner_pid_ = 0;  // the process that created the driver: a different getpid() is a fork
 };
 
 }  // namespace gpulab::sim

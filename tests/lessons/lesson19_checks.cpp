@@ -1,0 +1,105 @@
+// Lesson 19: worker processes forked by a trainer. A child forked after its parent started
+// CUDA cannot use it: every CUDA call there fails with CUDA's "initialization error"
+// (docs/reference.md, "fork after CUDA init"); torch::manual_seed starts CUDA too. The
+// trainer must fork its workers before CUDA starts, and each worker, a process of its own,
+// must then do its GPU work on its own GPU (worker w on the visible GPU w + 1), while the
+// trainer's model and output stay on the first visible GPU alone. The checks read each
+// worker's report (gpulab::WorkerPool): whether its work finished, where nvidia-smi listed
+// its own pid, where its batch was; and the trainer's own observations.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "expect.h"
+#include "gpu_requirements.h"
+#include "lesson_run.h"
+
+using namespace gpulab::test;
+
+namespace {
+
+std::string joined(const std::vector<int>& values) {
+  std::string text;
+  for (const int v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+  return text;
+}
+
+// `workers[w]`: the physical GPU worker w must work on; `trainer`: the trainer's GPU.
+void check_workers(const Env& env, const std::vector<std::string>& args, const std::vector<int>& workers, int trainer) {
+  std::string shown_args;
+  for (const auto& arg : args) shown_args += " " + arg;
+  INFO("scenario: " << shown(env) << "lesson-19" << shown_args << "\nworker w must work on physical GPU "
+                    << joined(workers) << " (in worker order), the trainer on physical GPU " << trainer);
+  const auto run = run_lesson("19", env, args);
+  require_no_errors(run, "the trainer runs");
+  const auto& facts = run.report.at("facts");
+  INFO("the report's facts: " << facts.dump());
+
+  std::set<int> pids;
+  for (std::size_t w = 0; w < workers.size(); ++w) {
+    const std::string worker = "worker " + std::to_string(w);
+    const std::string prefix = "worker" + std::to_string(w) + "_";
+    const bool reported = facts.contains(prefix + "finished");
+    require_that(reported, worker + " forked and reported back", "no " + prefix + "finished fact");
+    const std::string error = facts.contains(prefix + "error") ? facts.at(prefix + "error").get<std::string>() : "";
+    expect_that(facts.at(prefix + "finished") == 1, worker + "'s GPU work finishes",
+                "it failed: \"" + error + "\"");
+    const std::string gpu = std::to_string(workers[w]);
+    expect_fact(run, worker, prefix + "gpus", gpu,
+                "(nvidia-smi lists " + worker + "'s own process on physical GPU " + gpu + " alone)");
+    expect_fact(run, worker, prefix + "batch_gpu", gpu, "(its batch on physical GPU " + gpu + ")");
+    if (facts.contains(prefix + "pid")) pids.insert(facts.at(prefix + "pid").get<int>());
+  }
+  expect_equal("workers_finished", facts.contains("workers_finished") ? facts.at("workers_finished").get<int>() : -1,
+               static_cast<int>(workers.size()));
+  expect_that(pids.size() == workers.size() && pids.count(run.report.value("pid", 0)) == 0,
+              "each worker a process of its own, none the trainer's (" + std::to_string(workers.size()) + " pids)",
+              std::to_string(pids.size()) + " distinct worker pids");
+
+  for (const char* tensor : {"weight", "output"}) expect_on_gpu(run, "after the workers", tensor, trainer);
+  expect_memory_on(run, "after the workers", {trainer});
+  expect_contexts(run, "after the workers", {trainer});
+}
+
+}  // namespace
+
+TEST_CASE("the scenario: under CUDA_VISIBLE_DEVICES=4,5,6,7 three workers work on GPUs 5, 6 and 7, the trainer on 4",
+          "[lesson19]") {
+  const Env env = {{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+  check_workers(env, {}, {5, 6, 7}, 4);
+}
+
+TEST_CASE("other worker counts, lists and nodes: worker w on the visible GPU w + 1", "[lesson19]") {
+  SECTION("CUDA_VISIBLE_DEVICES=2,0,5, two workers: on GPUs 0 and 5, the trainer on 2") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "2,0,5"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_workers(env, {"--workers", "2"}, physical_of_entries({0, 5}), physical_of_entries({2}).at(0));
+  }
+  SECTION("nothing set, one worker: on GPU 1, the trainer on 0") {
+    GPULAB_REQUIRE_GPUS(2, Env{});
+    const auto order = cuda_order();
+    check_workers({}, {"--workers", "1"}, {order.at(1)}, order.at(0));
+  }
+  SECTION("another node: GPULAB_NODE=tiny2, one worker: on GPU 1, the trainer on 0") {
+    GPULAB_REQUIRE_SIMULATED_NODE("this scenario needs the simulated node tiny2");
+    const Env env = {{"GPULAB_NODE", "tiny2"}};
+    const auto order = cuda_order(env);
+    check_workers(env, {"--workers", "1"}, {order.at(1)}, order.at(0));
+  }
+}
+
+TEST_CASE("stretch: --worker-gpus names each worker's GPU as nvidia-smi numbers it", "[lesson19][stretch]") {
+  SECTION("CUDA_VISIBLE_DEVICES=4,5,6,7 --worker-gpus 7,6: the workers on GPUs 7 and 6") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}};
+    GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
+    check_workers(env, {"--workers", "2", "--worker-gpus", "7,6"}, {7, 6}, 4);
+  }
+  SECTION("CUDA_VISIBLE_DEVICES=3,2 --worker-gpus 1,0: GPUs outside the trainer's list") {
+    const Env env = {{"CUDA_VISIBLE_DEVICES", "3,2"}};
+    GPULAB_REQUIRE_GPUS(4, env);
+    check_workers(env, {"--workers", "2", "--worker-gpus", "1,0"}, {1, 0}, physical_of_entries({3}).at(0));
+  }
+}
