@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "gpulab/observe.h"
+#include "model/container.h"
 #include "model/profile.h"
 #include "model/visibility.h"
 #include "view/devices.h"
@@ -18,18 +19,27 @@ struct DevicesOptions {
 
 void run_devices(const DevicesOptions& options) {
   auto observer = make_observer();
+  // The container's GPUs (simulated node only: on real GPUs the runtime already applied it).
+  std::optional<ContainerView> container;
+  if (observer->backend() == "sim") container = current_container_view(load_selected_node());
   const int count = observer->cuda_device_count();  // initialises CUDA, like any CUDA program
   const auto gpus = observer->gpus();
   view::DevicesListing listing;
   for (int index = 0; index < count; ++index) {
     const int physical = observer->physical_index(index);
     const GpuView& gpu = gpus.at(static_cast<std::size_t>(physical));
-    listing.devices.push_back({index, physical, gpu.name, gpu.uuid, gpu.pci_bus_id, gpu.total_bytes});
+    const int inside = container ? container->container_index(physical) : -1;
+    listing.devices.push_back({index, physical, gpu.name, gpu.uuid, gpu.pci_bus_id, gpu.total_bytes, inside});
   }
   if (const char* value = std::getenv("CUDA_VISIBLE_DEVICES")) listing.cuda_visible_devices = value;
   listing.device_order = parse_device_order(std::getenv("CUDA_DEVICE_ORDER"));
-  if (observer->backend() == "sim")
-    listing.note = explain_visibility(load_selected_node(), listing.cuda_visible_devices, listing.device_order);
+  if (container) {
+    listing.note = explain_visibility(load_selected_node(), *container, listing.cuda_visible_devices, listing.device_order);
+    if (container->in_container()) {
+      listing.nvidia_visible_devices = container->value.value_or("");
+      listing.container_gpus = container->host_gpus.size();
+    }
+  }
   listing.profile = active_profile();
   listing.backend = observer->backend();
   listing.node = observer->node();

@@ -12,9 +12,11 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include "commands.h"
 #include "gpulab/observe.h"
+#include "model/container.h"
 #include "model/node.h"
 #include "state/host_states.h"
 #include "view/node_picture.h"
@@ -30,12 +32,26 @@ struct SmiOptions {
   double interval_s = 0.5;
   int count = 0;  // refreshes before stopping; 0: until q or Ctrl-C
   bool all_hosts = false;
+  bool host = false;  // the host's view from inside a container
 };
 
 void run_smi(const SmiOptions& options) {
   auto observer = make_observer();  // reads the node state only: CUDA stays uninitialised
-  const auto gpus = observer->gpus();
-  const view::SmiSource source{observer->node(), observer->backend(), active_profile()};
+  auto gpus = observer->gpus();
+  view::SmiSource source{observer->node(), observer->backend(), active_profile(), std::nullopt};
+  // In a simulated container, nvidia-smi sees the container's GPUs (on real GPUs the
+  // runtime already did that); --host is the operator's view from outside.
+  if (observer->backend() == "sim" && !options.host) {
+    const ContainerView container = current_container_view(load_selected_node());
+    if (!container.has_driver())
+      throw std::runtime_error("NVIDIA_VISIBLE_DEVICES=" + container.value.value_or("") +
+                               ": not a GPU container: the runtime injects no driver, so there is no nvidia-smi in it "
+                               "(gpulab smi --host shows the host)");
+    if (container.in_container()) {
+      source.container = container.value.value_or("");
+      gpus = view::container_smi_view(container, gpus);
+    }
+  }
   std::cout << (options.json ? view::render_smi_json(source, gpus) : view::render_smi_table(source, gpus));
 }
 
@@ -169,7 +185,10 @@ void setup_smi(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   auto* all = cmd->add_flag("--all-hosts", options->all_hosts,
                             "every simulated host's node state (NODE@HOST.state); the default with --watch");
+  auto* host = cmd->add_flag("--host", options->host,
+                             "inside a container (NVIDIA_VISIBLE_DEVICES): the host's view, every physical GPU and process");
   watch->excludes(json);
+  host->excludes(watch);
   all->excludes(json);
   cmd->callback([options] {
     if (options->watch || options->all_hosts) watch_smi(*options);

@@ -20,6 +20,7 @@ VERDICTS = {  # docs/article-claims.md's verdict words, as the companion shows t
     "profile": "depends on the profile",
 }
 FIELDS = ("article", "verdict", "truth", "see", "sources")
+BEYOND = "## Beyond the article"  # docs/article-claims.md's last section: no claims, one note per lesson
 
 
 def fail(message):
@@ -35,6 +36,8 @@ def read_claims(path):
     groups, claim, field = [], None, None
     for number, line in enumerate(open(path, encoding="utf-8"), 1):
         line = line.rstrip("\n")
+        if line.startswith(BEYOND):  # lessons past the article: prose, shown as written
+            break
         if m := re.match(r"^## (A\d) — (.*)$", line):
             groups.append({"id": m[1], "title": m[2], "claims": []})
             claim = field = None
@@ -161,6 +164,9 @@ def companion_page(root, manifest, groups):
                 f"- **What is true:** {c['truth']}\n"
                 f"- **Demonstrated by:** {links}\n"
                 f"- **Sources:** {c['sources']}\n")
+    text = open(os.path.join(root, "docs/article-claims.md"), encoding="utf-8").read()
+    if BEYOND in text:
+        out.append("\n" + text[text.index(BEYOND):])
     return "".join(out)
 
 

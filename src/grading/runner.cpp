@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/node.h"
+#include "model/container.h"
 #include "model/visibility.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
@@ -143,9 +144,13 @@ std::optional<std::string> visibility_note(const Env& env) {
     const auto node_spec = effective("GPULAB_NODE");
     const Node node = load_node_file(resolve_node_path(node_spec.value_or(kDefaultNodeName)));
     const auto order = effective("CUDA_DEVICE_ORDER");
-    return explain_visibility(node, effective("CUDA_VISIBLE_DEVICES"), parse_device_order(order ? order->c_str() : nullptr));
+    const ContainerView container = container_view(node, effective("NVIDIA_VISIBLE_DEVICES"));
+    return explain_visibility(node, container, effective("CUDA_VISIBLE_DEVICES"),
+                              parse_device_order(order ? order->c_str() : nullptr));
   } catch (const NodeError&) {
     return std::nullopt;  // the lesson itself reports a broken node
+  } catch (const ContainerError&) {
+    return std::nullopt;  // the lesson itself reports it: its CUDA does not start
   }
 }
 
@@ -154,7 +159,8 @@ RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const
   base.timeout_s = request.timeout_s;
   base.env = request.extra_env;
   if (!request.learner_env)
-    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE"}) base.env.emplace_back(name, std::nullopt);
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "NVIDIA_VISIBLE_DEVICES"})
+      base.env.emplace_back(name, std::nullopt);
   for (auto& variable : scenario_of(lesson.env, request.learner_env).env) base.env.push_back(std::move(variable));
   // One run, or each step in order (arguments the learner gives make it one run).
   std::vector<LessonEntry::Step> steps = request.args.empty() ? lesson.steps : std::vector<LessonEntry::Step>{};

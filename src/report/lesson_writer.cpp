@@ -29,7 +29,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "GPULAB_CUDA_BUILD"};
+const char* const kEnvironment[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "GPULAB_NODE", "GPULAB_CUDA_BUILD",
+                                    "NVIDIA_VISIBLE_DEVICES"};
 
 // The software profile the lesson runs under; a bad GPULAB_CUDA_BUILD is reported here
 // and again, as the lesson's error, when CUDA starts.

@@ -93,8 +93,11 @@ std::optional<std::string> setting_at(const Json& object, const std::string& pat
 
 ReportEnvironment environment_at(const Json& value, const std::string& path) {
   object_at(value, path);
+  // NVIDIA_VISIBLE_DEVICES came later: a report without it was written outside a container.
+  const bool container = value.contains("NVIDIA_VISIBLE_DEVICES");
   return {setting_at(value, path, "CUDA_VISIBLE_DEVICES"), setting_at(value, path, "CUDA_DEVICE_ORDER"),
-          setting_at(value, path, "GPULAB_NODE")};
+          setting_at(value, path, "GPULAB_NODE"),
+          container ? setting_at(value, path, "NVIDIA_VISIBLE_DEVICES") : std::nullopt};
 }
 
 std::map<std::string, FactValue> facts_at(const Json& value, const std::string& path) {

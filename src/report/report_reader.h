@@ -37,6 +37,7 @@ struct ReportEnvironment {
   std::optional<std::string> cuda_visible_devices;  ///< `CUDA_VISIBLE_DEVICES`
   std::optional<std::string> cuda_device_order;     ///< `CUDA_DEVICE_ORDER`
   std::optional<std::string> gpulab_node;           ///< `GPULAB_NODE`
+  std::optional<std::string> nvidia_visible_devices;  ///< `NVIDIA_VISIBLE_DEVICES`, a container's GPUs
 };
 
 /// What this process held on one physical GPU at an observation.

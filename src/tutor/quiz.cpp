@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "course/predictions.h"
+#include "model/container.h"
 #include "model/visibility.h"
 #include "proc/process.h"
 
@@ -204,6 +205,17 @@ const Topic kTopics[] = {
        s.code = QuizCode::kLoad;
        s.index = d.below(8);
      }},
+    {"17", "cuda:i inside a container",
+     [](Draw& d, QuizScenario& s) {
+       s.node = "dgx-a100";
+       const int count = 2 + d.below(3);
+       s.container = join(d.distinct(8, count));  // in drawn order, rarely the bus's
+       const bool inside = d.below(2) == 0;     // CUDA_VISIBLE_DEVICES set inside the container
+       s.kind = inside ? "container, list inside" : "container";
+       if (inside) s.visible = std::to_string(d.below(count));
+       s.code = QuizCode::kOnes;
+       s.index = inside ? 0 : d.below(count);
+     }},
     {"19", "a worker forked after CUDA started",
      [](Draw& d, QuizScenario& s) {
        on_node(d, s, "dgx-a100");
@@ -246,8 +258,27 @@ std::vector<int> int_list(const std::string& text) {
   return values;
 }
 
+// In a container: which host GPUs it has, and how it numbers them (model/container.h).
+std::string container_why(const QuizScenario& s, const Node& host) {
+  const ContainerView view = container_view(host, s.container);
+  std::string gpus;
+  for (const int g : view.host_gpus) gpus += (gpus.empty() ? "" : ", ") + std::to_string(g);
+  return "NVIDIA_VISIBLE_DEVICES=" + *s.container + ": the container has the host's GPUs " + gpus +
+         ", numbered 0.. in PCI order whatever the list's order; CUDA_VISIBLE_DEVICES counts in those numbers. ";
+}
+
 // The why's first half: how CUDA read CUDA_VISIBLE_DEVICES (explain_visibility()'s wording).
-std::string visibility_why(const QuizScenario& s, const Node& node) {
+std::string visibility_why(const QuizScenario& s, const Node& host) {
+  if (s.container) {
+    const Node node = container_node(host, container_view(host, s.container));
+    QuizScenario inside = s;
+    inside.container.reset();
+    std::string why = visibility_why(inside, node);
+    if (const auto at = why.find("every GPU is visible"); at != std::string::npos)
+      why.replace(at, 20, "every GPU of the container is visible");
+    return container_why(s, host) + why;
+  }
+  const Node& node = host;
   const DeviceOrder order = parse_device_order(s.order ? s.order->c_str() : nullptr);
   std::string why = s.visible ? "CUDA_VISIBLE_DEVICES=" + (s.visible->empty() ? std::string("\"\"") : *s.visible) + ": "
                               : "CUDA_VISIBLE_DEVICES is unset: ";
@@ -415,6 +446,7 @@ std::string env_text(const QuizScenario& s) {
                                                                    : fmt::format("{}={}", name, *value);
   };
   std::string text = show("CUDA_VISIBLE_DEVICES", s.visible) + "  " + show("CUDA_DEVICE_ORDER", s.order);
+  if (s.container) text = "in a container: NVIDIA_VISIBLE_DEVICES=" + *s.container + "  " + text;
   if (s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice) text += "  LOCAL_RANK=" + std::to_string(s.index);
   if (s.code == QuizCode::kRank) {
     const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
@@ -514,6 +546,7 @@ std::string question_text(const QuizScenario& s) {
   if (s.code == QuizCode::kDataParallel) return "the physical GPUs that run a replica (that hold this process's memory after forward)";
   if (s.code == QuizCode::kDefaultIds) return "the physical GPU that holds the output y";
   if (s.code == QuizCode::kLoad) return "the physical GPU that holds the loaded model's weight";
+  if (s.container) return "the host's GPU (the host nvidia-smi's number) that holds x";
   if (s.code == QuizCode::kFork) return "the physical GPU that holds the worker's x";
   if (s.code == QuizCode::kGuard && s.ask_memory) return "the physical GPUs where this process holds memory (a CUDA context counts) after the helper";
   return "the physical GPU that holds x";
@@ -551,6 +584,7 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
   const bool ranked = s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice;
   const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
   process.env = {{"GPULAB_NODE", s.node}, {"CUDA_VISIBLE_DEVICES", s.visible}, {"CUDA_DEVICE_ORDER", s.order},
+                 {"NVIDIA_VISIBLE_DEVICES", s.container},
                  {"LOCAL_RANK", ranked ? std::optional<std::string>(std::to_string(s.index))
                                 : s.code == QuizCode::kRank ? std::optional<std::string>(std::to_string(s.index % per_node))
                                                             : std::nullopt},
@@ -564,6 +598,7 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
     ProcessOptions save = process;
     save.argv = {probe, "--json", "--code", "save", "--index", std::to_string(s.index), "--file", checkpoint};
     save.env = {{"GPULAB_NODE", "dgx-a100"}, {"CUDA_VISIBLE_DEVICES", std::nullopt}, {"CUDA_DEVICE_ORDER", std::nullopt},
+                {"NVIDIA_VISIBLE_DEVICES", std::nullopt},
                 {"LOCAL_RANK", std::nullopt}, {"RANK", std::nullopt}};
     const ProcessResult saved = run_process(save);
     if (!saved.ok()) throw ProbeFailed(Outcome::kCrashed, "quiz-probe could not save the checkpoint:\n" + saved.err);
@@ -655,7 +690,10 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
                          {"lesson", s.lesson},
                          {"topic", s.topic},
                          {"node", s.node},
-                         {"env", {{"CUDA_VISIBLE_DEVICES", optional(s.visible)}, {"CUDA_DEVICE_ORDER", optional(s.order)}}},
+                         {"env",
+                          {{"CUDA_VISIBLE_DEVICES", optional(s.visible)},
+                           {"CUDA_DEVICE_ORDER", optional(s.order)},
+                           {"NVIDIA_VISIBLE_DEVICES", optional(s.container)}}},
                          {"code", code_text(s)},
                          {"answer", answer},
                          {"truth", truth_text(truth)},

@@ -43,6 +43,8 @@ struct QuizScenario {
   std::string node;
   std::optional<std::string> visible;  ///< CUDA_VISIBLE_DEVICES, nullopt: unset
   std::optional<std::string> order;    ///< CUDA_DEVICE_ORDER, nullopt: unset
+  /// NVIDIA_VISIBLE_DEVICES: the process runs in a container given these host GPUs; nullopt: no container.
+  std::optional<std::string> container;
   QuizCode code = QuizCode::kOnes;
   int index = 0;                ///< the CUDA index, LOCAL_RANK or RANK, or the saving cuda:index (kLoad)
   std::vector<int> device_ids;  ///< kDataParallel

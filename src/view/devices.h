@@ -16,11 +16,12 @@ namespace gpulab::view {
 /// One CUDA device of the process and the physical GPU it is.
 struct CudaDeviceRow {
   int cuda_index = 0;
-  int physical_index = 0;  ///< nvidia-smi's index
+  int physical_index = 0;  ///< the host's nvidia-smi index
   std::string name;
   std::string uuid;
   std::string pci_bus_id;
   std::uint64_t total_bytes = 0;
+  int container_index = -1;  ///< nvidia-smi's index inside the container; -1 outside one
 };
 
 /// Everything `gpulab devices` shows.
@@ -29,6 +30,9 @@ struct DevicesListing {
   std::string node;     ///< the simulated node, or the host name on real GPUs
   Profile profile;
   std::optional<std::string> cuda_visible_devices;  ///< nullopt: unset
+  /// NVIDIA_VISIBLE_DEVICES, the container's GPUs (simulated node only); nullopt: unset, no container.
+  std::optional<std::string> nvidia_visible_devices;
+  std::size_t container_gpus = 0;  ///< the GPUs the container has (with nvidia_visible_devices)
   DeviceOrder device_order = DeviceOrder::FastestFirst;
   std::size_t physical_gpus = 0;
   std::vector<CudaDeviceRow> devices;  ///< in CUDA index order

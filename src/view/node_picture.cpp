@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "model/container.h"
 #include "model/node.h"
 #include "model/visibility.h"
 
@@ -203,6 +204,7 @@ struct Mapping {
   std::vector<Entry> entries;
   std::optional<std::string> note;
   bool derived = false;  // from the node file (else from the tensors only)
+  ContainerView container;  // NVIDIA_VISIBLE_DEVICES: integer entries count in its GPUs
 };
 
 std::vector<std::string> split_entries(const std::string& list) {
@@ -217,19 +219,27 @@ std::vector<std::string> split_entries(const std::string& list) {
   return entries;
 }
 
-Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& env) {
+// `simulated`: the simulated node plays the container runtime (NVIDIA_VISIBLE_DEVICES); on real
+// GPUs the runtime already did, and the process's numbers are the container's own.
+Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& env, bool simulated) {
   Mapping m;
   m.visible = env.cuda_visible_devices;
   m.order_variable = env.cuda_device_order;
   m.order = parse_device_order(env.cuda_device_order ? env.cuda_device_order->c_str() : nullptr);
   if (!node) return m;
+  // Inside a container CUDA counts in the container's GPUs (model/container.h).
+  try {
+    if (simulated) m.container = container_view(*node, env.nvidia_visible_devices);
+  } catch (const ContainerError&) {
+    return m;  // the runtime would not have started it: the tensors alone tell
+  }
   m.derived = true;
-  const auto devices = visible_devices(*node, m.visible, m.order);
+  const auto devices = visible_devices(*node, m.container, m.visible, m.order);
   for (const auto& d : devices) {
     m.physical.push_back(d.physical_index);
     m.mig.push_back(d.mig_index);
   }
-  m.note = explain_visibility(*node, m.visible, m.order);
+  m.note = explain_visibility(*node, m.container, m.visible, m.order);
   if (!m.visible || m.visible->empty()) return m;
   // Which entry became which CUDA index: entry i is honoured when the list up to it shows
   // one device more than the list before it, and the whole list keeps that device there.
@@ -238,7 +248,7 @@ Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& en
   std::size_t before = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     prefix += (i == 0 ? "" : ",") + texts[i];
-    const auto upto = visible_devices(*node, prefix, m.order);
+    const auto upto = visible_devices(*node, m.container, prefix, m.order);
     Mapping::Entry entry{texts[i], -1};
     if (upto.size() == before + 1 && before < devices.size() && upto.back().physical_index == devices[before].physical_index &&
         upto.back().mig_index == devices[before].mig_index)
@@ -269,11 +279,11 @@ bool consistent(const Mapping& m, const Report& report) {
 // The mapping CUDA used: the variables at start, or those at exit when the program changed
 // them (setenv before CUDA started) and only they explain what was observed.
 Mapping mapping_of(const std::optional<Node>& node, const Report& report) {
-  Mapping start = map_devices(node, report.env);
+  Mapping start = map_devices(node, report.env, report.backend == "sim");
   const bool changed = report.env_at_exit.cuda_visible_devices != report.env.cuda_visible_devices ||
                        report.env_at_exit.cuda_device_order != report.env.cuda_device_order;
   if (node && changed) {
-    Mapping exit = map_devices(node, report.env_at_exit);
+    Mapping exit = map_devices(node, report.env_at_exit, report.backend == "sim");
     if (consistent(exit, report) && !consistent(start, report)) {
       exit.changed = true;
       exit.start = report.env;
@@ -303,8 +313,12 @@ std::string variable_text(const std::optional<std::string>& value) {
 // What the variable means, in one phrase ("cut short" only when explaining: see PictureStyle).
 Line visibility_line(const Mapping& m, bool explain) {
   Line line;
+  const bool container = m.container.in_container();  // the container line is the node's
   if (!m.visible) {
-    line.add("CUDA_VISIBLE_DEVICES", Tone::Bold).add(" unset: every GPU, in ").add(to_string(m.order)).add(" order");
+    line.add("CUDA_VISIBLE_DEVICES", Tone::Bold)
+        .add(container ? " unset: every container GPU, in " : " unset: every GPU, in ")
+        .add(to_string(m.order))
+        .add(" order");
   } else if (m.visible->empty()) {
     line.add("CUDA_VISIBLE_DEVICES=", Tone::Bold).add(" (empty): ").add("no GPU visible", Tone::Warn);
   } else {
@@ -326,7 +340,17 @@ std::string node_summary(const std::optional<Node>& node, const Report& report) 
   }
   std::vector<std::string> parts;
   for (const auto& [name, count] : kinds) parts.push_back(fmt::format("{} x {}", count, name));
-  return fmt::format("node {}: {}", node->name, join(parts, " + "));
+  std::string text = fmt::format("node {}: {}", node->name, join(parts, " + "));
+  if (report.backend == "sim" && report.env.nvidia_visible_devices) {  // a simulated container's share
+    try {
+      const ContainerView view = container_view(*node, report.env.nvidia_visible_devices);
+      std::vector<std::string> gpus;
+      for (const int g : view.host_gpus) gpus.push_back(std::to_string(g));
+      text += gpus.empty() ? std::string("; a container of no GPU") : "; container: GPUs " + join(gpus, ",");
+    } catch (const ContainerError&) {
+    }
+  }
+  return text;
 }
 
 // The header: the variable's meaning on the left, the node on the right when both fit.
@@ -451,7 +475,7 @@ void diagram_notes(std::string& out, const Mapping& m, const std::optional<Node>
   if (m.note && style.explain)
     for (const auto& text : wrap("note: " + *m.note, style.width, "  ")) out += Line().add(text, Tone::Warn).render(style);
   if (!node || !m.visible || m.visible->empty()) return;
-  const auto order = enumeration_order(*node, m.order);
+  const auto order = enumeration_order(container_node(*node, m.container), m.order);
   bool identity = true;
   for (std::size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int>(i);
   if (identity) return;
@@ -576,7 +600,7 @@ void memory(std::string& out, const Mapping& m, const std::optional<Node>& node,
 void ranks_header(std::string& out, const std::vector<RankReport>& ranks, std::size_t host_count, const PictureStyle& style) {
   const Report& first = ranks.front().report;
   const std::optional<Node> node = node_of(first);
-  const Mapping shared = map_devices(node, first.env);
+  const Mapping shared = map_devices(node, first.env, first.backend == "sim");
   std::string node_text = node_summary(node, first);
   if (host_count > 1) node_text += fmt::format(" (each of {} hosts)", host_count);
   Line line;

@@ -137,9 +137,25 @@ void host_lines(Frame& frame, const HostView& host, std::size_t host_count, cons
 
 }  // namespace
 
+std::vector<GpuView> container_smi_view(const ContainerView& view, const std::vector<GpuView>& host_gpus) {
+  if (!view.in_container()) return host_gpus;
+  std::vector<GpuView> inside;
+  for (std::size_t i = 0; i < view.host_gpus.size(); ++i) {
+    GpuView gpu = host_gpus.at(static_cast<std::size_t>(view.host_gpus[i]));
+    gpu.physical_index = static_cast<int>(i);
+    gpu.processes.clear();
+    inside.push_back(std::move(gpu));
+  }
+  return inside;
+}
+
 std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>& gpus) {
   std::string out = fmt::format("gpulab smi — node {} ({} backend), profile: {}\n", source.node, source.backend,
                                 source.profile.name());
+  if (source.container) {
+    out += fmt::format("inside a container: NVIDIA_VISIBLE_DEVICES={} (the host's view: gpulab smi --host)\n", *source.container);
+    if (gpus.empty()) return out + "No devices were found\n";
+  }
   out += fmt::format("{:<4} {:<26} {:<18} {:>22}  {}\n", "GPU", "Name", "Bus-Id", "Memory-Usage", "");
   for (const GpuView& gpu : gpus)
     out += fmt::format("{:<4} {:<26} {:<18} {:>22}  {}\n", gpu.physical_index, gpu.name, gpu.pci_bus_id,
@@ -151,7 +167,11 @@ std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>
       out += fmt::format("{:<4} {:>8}  {:<24} {:>12}\n", gpu.physical_index, p.pid, p.name, mib(p.used_bytes));
       any = true;
     }
-  if (!any) out += "  No running processes found\n";
+  std::uint64_t used = 0;
+  for (const GpuView& gpu : gpus) used += gpu.used_bytes;
+  if (!any && source.container && used > 0)
+    out += "  (none listed: the driver reports host PIDs, which this container's PID namespace does not have)\n";
+  else if (!any) out += "  No running processes found\n";
   return out;
 }
 
@@ -160,6 +180,7 @@ std::string render_smi_json(const SmiSource& source, const std::vector<GpuView>&
                         {"node", source.node},
                         {"profile", profile_to_json(source.profile)},
                         {"gpus", nlohmann::json::array()}};
+  if (source.container) out["nvidia_visible_devices"] = *source.container;
   for (const GpuView& gpu : gpus) out["gpus"].push_back(gpu_json(gpu));
   return out.dump(2) + "\n";
 }

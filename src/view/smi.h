@@ -2,10 +2,12 @@
 // and a frame of the live view, `gpulab smi --watch` (docs/node-picture.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpulab/observe.h"
+#include "model/container.h"
 #include "model/profile.h"
 #include "state/host_states.h"
 #include "view/node_picture.h"
@@ -17,7 +19,15 @@ struct SmiSource {
   std::string node;
   std::string backend;  ///< "sim" or "cuda"
   Profile profile;
+  /// Inside a container: NVIDIA_VISIBLE_DEVICES, and the GPUs are the container's.
+  std::optional<std::string> container;
 };
+
+/// What nvidia-smi inside the container shows of the host's GPUs: only the container's,
+/// numbered from 0 in PCI order, with every process's memory in the totals but no process
+/// rows (the driver reports host PIDs, which the container's PID namespace lacks:
+/// NVIDIA/nvidia-docker#179, #1460, #1483).
+std::vector<GpuView> container_smi_view(const ContainerView& view, const std::vector<GpuView>& host_gpus);
 
 /// `gpulab smi`: a header line, a row per physical GPU (memory used of total, and a bar),
 /// then a row per process on each GPU.

@@ -121,7 +121,8 @@ TEST_CASE("quiz: a seed replays the same scenarios, another seed draws others") 
 
 TEST_CASE("quiz: scripted answers are scored against the truths the quiz prints") {
   const int rounds = 10;
-  const std::vector<std::string> args = {"--seed", "1", "--rounds", std::to_string(rounds)};
+  // A seed whose first rounds have both kinds of truth (4 of 10 are errors since lesson 17's idea).
+  const std::vector<std::string> args = {"--seed", "4", "--rounds", std::to_string(rounds)};
   const auto first = play(args, repeat("error", rounds));
   SHOW(first);
   REQUIRE(first.process.exit_code == 0);
@@ -201,7 +202,7 @@ TEST_CASE("quiz: no rounds, negative rounds or a negative seed is a usage error"
 // The truth is what the scenario does when run: `gpulab devices` under the same environment,
 // another program, must agree on which physical GPU each CUDA index is.
 TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devices") {
-  const int rounds = 18;  // every idea once
+  const int rounds = 19;  // every idea once
   const auto played = play({"--seed", "3", "--rounds", std::to_string(rounds), "--json"}, repeat("1", rounds));
   SHOW(played);
   REQUIRE(played.process.exit_code == 0);
@@ -224,8 +225,8 @@ TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devic
     ProcessOptions devices;
     devices.argv = {bin_dir() + "/gpulab", "devices", "--json"};
     devices.env = {{"GPULAB_NODE", round["node"].get<std::string>()}, {"GPULAB_STATE_DIR", fresh_state_dir()}};
-    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
-      devices.env.emplace_back(name, round["env"][name].is_null() ? std::nullopt
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES"})
+      devices.env.emplace_back(name, !round["env"].contains(name) || round["env"][name].is_null() ? std::nullopt
                                                                    : std::optional<std::string>(round["env"][name].get<std::string>()));
     const auto seen = run_process(devices);
     REQUIRE(seen.ok());

@@ -32,6 +32,7 @@ LaunchedRun run_launched(const std::string& id, const LaunchShape& shape, const 
   options.argv.emplace_back("--json");
   options.env = {{"CUDA_VISIBLE_DEVICES", std::nullopt}, {"CUDA_DEVICE_ORDER", std::nullopt},
                  {"GPULAB_NODE", std::nullopt},          {"GPULAB_HOST", std::nullopt},
+                 {"NVIDIA_VISIBLE_DEVICES", std::nullopt},
                  {"OMP_NUM_THREADS", std::nullopt},      {"GPULAB_STATE_DIR", fresh_state_dir()},
                  {"GPULAB_REPORT_DIR", reports},         {"GPULAB_DIST_TIMEOUT", "60"}};
   options.env.insert(options.env.end(), env.begin(), env.end());

@@ -95,6 +95,7 @@ nlohmann::json ask_gpulab(const std::string& command, const Env& env) {
   options.env = {{"CUDA_VISIBLE_DEVICES", std::nullopt},
                  {"CUDA_DEVICE_ORDER", setting(env, "CUDA_DEVICE_ORDER")},
                  {"GPULAB_NODE", setting(env, "GPULAB_NODE")},
+                 {"NVIDIA_VISIBLE_DEVICES", std::nullopt},
                  {"GPULAB_STATE_DIR", fresh_state_dir()}};
   options.timeout_s = 60;
   const ProcessResult result = run_process(options);
@@ -229,6 +230,7 @@ LessonRun run_report_program(const std::string& path, const std::vector<std::str
   options.env = {{"CUDA_VISIBLE_DEVICES", std::nullopt},
                  {"CUDA_DEVICE_ORDER", std::nullopt},
                  {"GPULAB_NODE", std::nullopt},
+                 {"NVIDIA_VISIBLE_DEVICES", std::nullopt},  // the simulated node plays a container only when asked
                  {"GPULAB_STATE_DIR", fresh_state_dir()}};
   options.env.insert(options.env.end(), env.begin(), env.end());
   options.timeout_s = timeout_s;

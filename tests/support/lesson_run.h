@@ -56,7 +56,7 @@ struct LessonRun {
 };
 
 /// Runs lesson `id` with --json under `env` (on top of a clean CUDA environment:
-/// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and GPULAB_NODE unset unless given).
+/// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, GPULAB_NODE and NVIDIA_VISIBLE_DEVICES unset unless given).
 LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vector<std::string>& args = {},
                      Target target = check_target());
 

@@ -44,7 +44,7 @@ std::vector<GpuView> two_gpus() {
   return {busy, idle};
 }
 
-const SmiSource kDgx{"dgx-a100", "sim", torch_2_4_on_cuda_12()};
+const SmiSource kDgx{"dgx-a100", "sim", torch_2_4_on_cuda_12(), std::nullopt};
 
 }  // namespace
 

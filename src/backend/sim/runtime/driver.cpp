@@ -87,7 +87,10 @@ Driver::Driver()
       profile_(current_profile()),
       cuda_visible_devices_(read_env("CUDA_VISIBLE_DEVICES")),
       order_(parse_device_order(std::getenv("CUDA_DEVICE_ORDER"))) {
-  devices_ = visible_devices(node_, cuda_visible_devices_, order_);
+  // Inside a container (NVIDIA_VISIBLE_DEVICES) CUDA counts in the container's GPUs; the
+  // devices keep host physical indices, so the shared node state stays the host's.
+  container_ = current_container_view(node_);
+  devices_ = visible_devices(node_, container_, cuda_visible_devices_, order_);
   for (const VisibleDevice& device : devices_) {
     if (device.mig_index < 0) continue;
     mig_gpu_ = device.physical_index;

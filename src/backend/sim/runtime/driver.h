@@ -1,6 +1,6 @@
 // The simulated CUDA driver: one per process, created at the process's first CUDA use,
-// like cuInit. It reads GPULAB_NODE, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and
-// GPULAB_CUDA_BUILD exactly once, then owns the visible devices, the per-thread current
+// like cuInit. It reads GPULAB_NODE, NVIDIA_VISIBLE_DEVICES (a container's GPUs),
+// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and GPULAB_CUDA_BUILD exactly once, then owns the visible devices, the per-thread current
 // device, the contexts and one caching allocator per device. Its API mirrors the CUDA
 // runtime (cudaSetDevice, cudaMalloc...) and PyTorch's c10::cuda device functions
 // (SetDevice, ExchangeDevice, MaybeSetDevice), whose behaviour the software profile
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "caching_allocator.h"
+#include "model/container.h"
 #include "model/node.h"
 #include "state/node_state.h"
 #include "model/profile.h"
@@ -65,6 +66,8 @@ class Driver {
   const Node& node() const { return node_; }
   const Profile& profile() const { return profile_; }
   const std::optional<std::string>& cuda_visible_devices() const { return cuda_visible_devices_; }
+  /// The container this process runs in (NVIDIA_VISIBLE_DEVICES); Kind::Host outside one.
+  const ContainerView& container() const { return container_; }
   DeviceOrder device_order() const { return order_; }
   int device_count() const { return static_cast<int>(devices_.size()); }
   const VisibleDevice& device(int index) const { return devices_.at(static_cast<std::size_t>(index)); }
@@ -145,6 +148,7 @@ class Driver {
   Node node_;
   Profile profile_;
   std::optional<std::string> cuda_visible_devices_;
+  ContainerView container_;
   DeviceOrder order_ = DeviceOrder::FastestFirst;
   std::vector<VisibleDevice> devices_;
   std::unique_ptr<NodeState> state_;
