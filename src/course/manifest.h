@@ -16,7 +16,9 @@ namespace gpulab {
 ///   "tensor"     where tensor `subject` lives: a physical GPU number or "cpu";
 ///   "gpus_used"  the physical GPUs the process holds memory on: a list, or "none";
 ///   "gpu_memory" whether the process holds memory on physical GPU `subject`: yes/no;
-///   "fact"       the lesson's fact `subject` (e.g. device_count): a number or text;
+///   "fact"       the lesson's fact `subject` (e.g. device_count): a number or text; a fact
+///                named `..._gpus` (gpulab::WorkerPool's `workerN_gpus`) is a GPU list, or
+///                "none", asked and compared as gpus_used's;
 ///   "error"      whether an error whose label starts with `subject` was reported: yes/no;
 ///   "succeeds"   the opposite: whether no such error was reported ("will it run?"): yes/no.
 /// The kinds let a question be asked either way, so that "yes" is not always the answer.

@@ -31,6 +31,34 @@ std::string joined(const std::set<int>& gpus) {
   return out;
 }
 
+// A fact that names physical GPUs, as gpulab::WorkerPool's `workerN_gpus` ("5", "5,6" or
+// "none"): asked and compared as a list of GPUs, like gpus_used, not as a number.
+bool is_gpu_list_fact(const Prediction& prediction) {
+  const std::string suffix = "_gpus";
+  return prediction.observe == "fact" && prediction.subject.size() > suffix.size() &&
+         prediction.subject.compare(prediction.subject.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "3, 0 and gpu 3" -> "0,3"; "none" (or "no gpu", "-") -> "none"; nullopt when it is not a list of GPUs.
+std::optional<std::string> gpu_list(const std::string& answer) {
+  if (answer == "none" || answer == "no gpu" || answer == "-") return std::string("none");
+  std::set<int> gpus;
+  std::string word;
+  std::istringstream words(answer);
+  while (std::getline(words, word, ',')) {
+    std::istringstream parts(word);
+    std::string part;
+    while (parts >> part) {
+      if (part == "gpu" || part == "gpus" || part == "and") continue;
+      const auto gpu = gpu_number(part);
+      if (!gpu) return std::nullopt;
+      gpus.insert(*gpu);
+    }
+  }
+  if (gpus.empty()) return std::nullopt;
+  return joined(gpus);
+}
+
 // The one report the question is about, in a launched (ranks) or stepped (steps) run.
 const Report* report_for(const Prediction& prediction, const RunDocument& run) {
   const std::vector<RunPart>& parts = run.parts;
@@ -61,8 +89,12 @@ std::set<int> gpus_used(const Observation& observation) {
 std::optional<std::string> fact_answer(const Prediction& prediction, const Report& report) {
   const auto fact = report.facts.find(prediction.subject);
   if (fact == report.facts.end()) return std::nullopt;
-  if (const auto* text = std::get_if<std::string>(&fact->second)) return trimmed_lower(*text);
-  return std::to_string(std::get<std::int64_t>(fact->second));
+  const std::string text = std::holds_alternative<std::string>(fact->second)
+                               ? trimmed_lower(std::get<std::string>(fact->second))
+                               : std::to_string(std::get<std::int64_t>(fact->second));
+  if (is_gpu_list_fact(prediction))
+    if (const auto gpus = gpu_list(text)) return gpus;
+  return text;
 }
 
 // The last observation (labelled `at`, if given) that shows the tensor.
@@ -80,7 +112,8 @@ std::optional<std::string> tensor_answer(const Prediction& prediction, const Rep
 
 std::string answer_format(const Prediction& prediction) {
   if (prediction.observe == "tensor") return "a physical GPU number, or cpu";
-  if (prediction.observe == "gpus_used") return "physical GPU numbers separated by commas, or none";
+  if (prediction.observe == "gpus_used" || is_gpu_list_fact(prediction))
+    return "physical GPU numbers separated by commas, or none";
   if (prediction.observe == "fact") return "a number";
   return "yes or no";
 }
@@ -92,24 +125,7 @@ std::optional<std::string> canonical_answer(const Prediction& prediction, const 
     if (const auto gpu = gpu_number(answer)) return std::to_string(*gpu);
     return std::nullopt;
   }
-  if (prediction.observe == "gpus_used") {
-    if (answer == "none" || answer == "no gpu" || answer == "-") return std::string("none");
-    std::set<int> gpus;
-    std::string word;
-    std::istringstream words(answer);
-    while (std::getline(words, word, ',')) {
-      std::istringstream parts(word);
-      std::string part;
-      while (parts >> part) {
-        if (part == "gpu" || part == "gpus" || part == "and") continue;
-        const auto gpu = gpu_number(part);
-        if (!gpu) return std::nullopt;
-        gpus.insert(*gpu);
-      }
-    }
-    if (gpus.empty()) return std::nullopt;
-    return joined(gpus);
-  }
+  if (prediction.observe == "gpus_used" || is_gpu_list_fact(prediction)) return gpu_list(answer);
   if (prediction.observe == "fact") {
     if (answer.empty()) return std::nullopt;
     return answer;

@@ -126,7 +126,14 @@ Actions Tutor::start() {
 
 Actions Tutor::enter_lesson() {
   const LessonEntry& l = lesson();
-  std::string text = fmt::format("\n== lesson {} of {}: {}\n", l.id, manifest_.lessons.size(), l.title);
+  // "lesson 02 of 17"; where the numbers skip some (no lessons 17 and 18), "lesson 19 (17 of
+  // 17)" rather than "lesson 19 of 17".
+  const std::size_t position = index_ + 1;
+  const std::size_t count = manifest_.lessons.size();
+  const bool numbered_in_order = l.id == fmt::format("{:02}", position) || l.id == std::to_string(position);
+  const std::string place = numbered_in_order ? fmt::format("lesson {} of {}", l.id, count)
+                                              : fmt::format("lesson {} ({} of {})", l.id, position, count);
+  std::string text = fmt::format("\n== {}: {}\n", place, l.title);
   const std::string scenario = scenario_text(l);
   if (!scenario.empty()) text += "   scenario:" + scenario + '\n';
   Actions actions = {print(text), save()};

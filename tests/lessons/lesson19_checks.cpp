@@ -102,4 +102,11 @@ TEST_CASE("stretch: --worker-gpus names each worker's GPU as nvidia-smi numbers 
     GPULAB_REQUIRE_GPUS(4, env);
     check_workers(env, {"--workers", "2", "--worker-gpus", "1,0"}, {1, 0}, physical_of_entries({3}).at(0));
   }
+  SECTION("GPULAB_NODE=workstation-mixed CUDA_VISIBLE_DEVICES=3 --worker-gpus 0,1: nvidia-smi's numbers, not CUDA's order") {
+    // CUDA's default order there puts the RTX 4090, nvidia-smi's GPU 1, first: a worker's
+    // CUDA_VISIBLE_DEVICES=0 without CUDA_DEVICE_ORDER=PCI_BUS_ID lands on GPU 1.
+    GPULAB_REQUIRE_SIMULATED_NODE("this scenario needs the simulated node workstation-mixed");
+    const Env env = {{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_VISIBLE_DEVICES", "3"}};
+    check_workers(env, {"--workers", "2", "--worker-gpus", "0,1"}, {0, 1}, physical_of_entries({3}, env).at(0));
+  }
 }

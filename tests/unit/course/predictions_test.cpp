@@ -39,7 +39,7 @@ RunDocument document(const nlohmann::json& run) { return gpulab::parse_run_docum
 
 // A report as `gpulab run NN --json` prints it: x on physical GPU 3 at "end", GPUs 0 and 3 used.
 const nlohmann::json kReportJson = with_header(nlohmann::json::parse(R"({
-  "facts": {"device_count": 4, "device": "cuda"},
+  "facts": {"device_count": 4, "device": "cuda", "worker0_gpus": "5,2", "worker1_gpus": "none"},
   "errors": [{"label": "forward", "type": "c10::Error", "message": "boom"}],
   "observations": [
     {"label": "start", "gpus": [], "tensors": [{"name": "x", "device": "cpu", "physical_index": null}]},
@@ -60,6 +60,12 @@ TEST_CASE("typed answers are read the way a learner writes them", "[predictions]
   CHECK(gpulab::canonical_answer(asking("gpu_memory", "0"), "no") == "no");
   CHECK_FALSE(gpulab::canonical_answer(asking("error"), "maybe"));
   CHECK_FALSE(gpulab::canonical_answer(asking("fact", "device_count"), "  "));
+  // A fact that lists GPUs (gpulab::WorkerPool's workerN_gpus) is read as a list of GPUs.
+  CHECK(gpulab::answer_format(asking("fact", "worker1_gpus")) == gpulab::answer_format(asking("gpus_used")));
+  CHECK(gpulab::canonical_answer(asking("fact", "worker1_gpus"), "GPU 5, 2") == "2,5");
+  CHECK(gpulab::canonical_answer(asking("fact", "worker1_gpus"), "no gpu") == "none");
+  CHECK_FALSE(gpulab::canonical_answer(asking("fact", "worker1_gpus"), "nowhere"));
+  CHECK(gpulab::answer_format(asking("fact", "device_count")) == "a number");
 }
 
 TEST_CASE("the truth comes from the report: placement, GPUs used, facts, errors", "[predictions]") {
@@ -71,6 +77,8 @@ TEST_CASE("the truth comes from the report: placement, GPUs used, facts, errors"
   CHECK(gpulab::observed_answer(asking("gpu_memory", "5", "end"), kReport) == "no");
   CHECK(gpulab::observed_answer(asking("fact", "device_count"), kReport) == "4");
   CHECK(gpulab::observed_answer(asking("fact", "device"), kReport) == "cuda");
+  CHECK(gpulab::observed_answer(asking("fact", "worker0_gpus"), kReport) == "2,5");
+  CHECK(gpulab::observed_answer(asking("fact", "worker1_gpus"), kReport) == "none");
   CHECK(gpulab::observed_answer(asking("error", "forward"), kReport) == "yes");
   CHECK(gpulab::observed_answer(asking("error", "uncaught"), kReport) == "no");
   SECTION("a report that cannot tell says so instead of guessing") {

@@ -86,6 +86,15 @@ grading::ChecksResult checks_passed() {
 
 }  // namespace
 
+TEST_CASE("a lesson numbered past a gap says where it is in the course", "[tutor]") {
+  Manifest m = two_lessons();
+  m.lessons.back().id = "19";
+  Progress progress;
+  progress.current = "19";
+  Tutor tutor(std::move(m), std::move(progress), {}, "/tmp/progress");
+  CHECK(printed(tutor.start()).find("== lesson 19 (2 of 2): Lesson 02") != std::string::npos);
+}
+
 TEST_CASE("a new learner enters the first lesson not passed and is asked its predictions", "[tutor]") {
   Tutor tutor = tutor_with();
   const Actions actions = tutor.start();
