@@ -204,6 +204,14 @@ const Topic kTopics[] = {
        s.code = QuizCode::kLoad;
        s.index = d.below(8);
      }},
+    {"18", "tensors of one op on two devices",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, d.below(3) == 0 ? "tiny2" : "dgx-a100");
+       s.code = QuizCode::kMixedDevice;
+       s.index = d.below(std::max(listed(s), 1));
+       s.batch_to_cuda = d.below(2) == 0;
+       s.cpu_mask = d.below(3) == 0;
+     }},
 };
 
 constexpr int kTopicCount = static_cast<int>(sizeof(kTopics) / sizeof(kTopics[0]));
@@ -305,6 +313,11 @@ std::string code_why(const QuizScenario& s, const QuizTruth& t) {
     case QuizCode::kLoad:
       return "torch::load puts each tensor back on the device it was saved from, " + cuda(s.index) +
              (t.error ? ", which this node does not have" : gpu);
+    case QuizCode::kMixedDevice:
+      if (t.error && t.message.rfind("Expected all tensors", 0) != 0) return cuda(s.index) + " fails: " + t.message;
+      return t.error ? "a CUDA op moves no tensor, it checks that all are on one device: " + t.message
+                     : std::string("every tensor of each op is on the model's device (a CPU 0-dim scalar may join an "
+                                   "element-wise op)") + gpu;
     case QuizCode::kOnes: return t.error ? cuda(s.index) + (exists ? " fails" : " does not exist") : cuda(s.index) + " is GPU " + p;
     case QuizCode::kSetDevice:
       return t.error ? "set_device(" + std::to_string(s.index) + ") fails: there is no " + cuda(s.index)
@@ -366,7 +379,8 @@ QuizScenario QuizPlan::next() {
 
 const char* code_name(QuizCode code) {
   const char* names[] = {"ones",   "set_device", "local_rank",    "data_parallel", "default",     "setenv_late",
-                         "thread", "device_string", "rank",       "no_set_device", "default_ids", "load"};
+                         "thread", "device_string", "rank",       "no_set_device", "default_ids", "load",
+                         "mixed_device"};
   return names[static_cast<int>(code)];
 }
 
@@ -442,6 +456,12 @@ std::vector<std::string> code_text(const QuizScenario& s) {
     case QuizCode::kDefaultIds:
       return {"torch::nn::Linear model(16, 4);", "model->to(torch::kCUDA);",
               "gpulab::DataParallel parallel(model);  // device_ids omitted", "auto y = parallel.forward(torch::randn({8, 16}));"};
+    case QuizCode::kMixedDevice:
+      return {"torch::nn::Linear model(16, 4);", "model->to(torch::Device(torch::kCUDA, " + i + "));",
+              s.batch_to_cuda ? "auto x = torch::randn({8, 16}).to(torch::kCUDA);"
+                              : "auto x = torch::randn({8, 16}).to(model->weight.device());",
+              s.cpu_mask ? "auto y = model(x) * torch::ones({8, 4});  // a mask made on the CPU"
+                         : "auto y = model(x) * torch::tensor(2.0f);  // a CPU 0-dim scalar"};
     case QuizCode::kLoad:
       return {"// saved earlier on dgx-a100 (every GPU visible): model->to(torch::Device(torch::kCUDA, " + i + ")); torch::save(model, \"ckpt.pt\");",
               "torch::nn::Linear model(16, 4);  // on the CPU", "torch::load(model, \"ckpt.pt\");"};
@@ -455,6 +475,7 @@ std::string question_text(const QuizScenario& s) {
   if (s.code == QuizCode::kDataParallel) return "the physical GPUs that run a replica (that hold this process's memory after forward)";
   if (s.code == QuizCode::kDefaultIds) return "the physical GPU that holds the output y";
   if (s.code == QuizCode::kLoad) return "the physical GPU that holds the loaded model's weight";
+  if (s.code == QuizCode::kMixedDevice) return "the physical GPU that holds y (or does an op fail?)";
   return "the physical GPU that holds x";
 }
 
@@ -481,6 +502,10 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
   }
   if (s.code == QuizCode::kSetenvLate) process.argv.insert(process.argv.end(), {"--setenv", s.setenv});
   if (s.code == QuizCode::kDeviceString) process.argv.insert(process.argv.end(), {"--device", s.device_string});
+  if (s.code == QuizCode::kMixedDevice) {
+    if (s.batch_to_cuda) process.argv.push_back("--batch-to-cuda");
+    if (s.cpu_mask) process.argv.push_back("--cpu-mask");
+  }
   const bool ranked = s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice;
   const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
   process.env = {{"GPULAB_NODE", s.node}, {"CUDA_VISIBLE_DEVICES", s.visible}, {"CUDA_DEVICE_ORDER", s.order},
@@ -526,7 +551,9 @@ QuizTruth truth_of(const QuizScenario& s, const Report& report) {
     if (const auto* visible = std::get_if<std::string>(&fact->second)) truth.visible = int_list(*visible);
   const Observation* placed = report.observation("placed");
   if (!truth.error && placed != nullptr) {
-    const char* tensor = s.code == QuizCode::kLoad ? "weight" : s.code == QuizCode::kDefaultIds || s.ask_output ? "y" : "x";
+    const char* tensor = s.code == QuizCode::kLoad ? "weight"
+                         : s.code == QuizCode::kDefaultIds || s.code == QuizCode::kMixedDevice || s.ask_output ? "y"
+                                                                                                               : "x";
     if (s.code == QuizCode::kDataParallel && !s.ask_output) {
       for (const auto& gpu : placed->gpus)
         if (gpu.used_bytes > 0 || gpu.context) truth.gpus.push_back(gpu.physical_index);
@@ -604,6 +631,10 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
   }
   if (s.code == QuizCode::kSetenvLate) scenario["setenv"] = s.setenv;
   if (s.code == QuizCode::kDeviceString) scenario["device_string"] = s.device_string;
+  if (s.code == QuizCode::kMixedDevice) {
+    scenario["batch_to_cuda"] = s.batch_to_cuda;
+    scenario["cpu_mask"] = s.cpu_mask;
+  }
   if (s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice) json["env"]["LOCAL_RANK"] = std::to_string(s.index);
   if (s.code == QuizCode::kRank) json["env"]["RANK"] = std::to_string(s.index);
   return json;

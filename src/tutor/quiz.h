@@ -33,6 +33,7 @@ enum class QuizCode {
   kNoSetDevice,   ///< LOCAL_RANK set, but torch::kCUDA with no set_device
   kDefaultIds,    ///< the model on torch::kCUDA, DataParallel with device_ids omitted
   kLoad,          ///< torch::load of a checkpoint saved from cuda:index of dgx-a100
+  kMixedDevice,   ///< the model on cuda:index, its input and a mask made elsewhere (lesson 18)
 };
 
 struct QuizScenario {
@@ -45,8 +46,9 @@ struct QuizScenario {
   int index = 0;                ///< the CUDA index, LOCAL_RANK or RANK, or the saving cuda:index (kLoad)
   std::vector<int> device_ids;  ///< kDataParallel
   bool model_on_cuda0 = false;  ///< kDataParallel: model->to(torch::kCUDA), the article's mistake
-  bool batch_to_cuda = false;   ///< kDataParallel: the batch moved with an index-less torch::kCUDA
+  bool batch_to_cuda = false;   ///< kDataParallel, kMixedDevice: the batch moved with an index-less torch::kCUDA
   bool ask_output = false;      ///< kDataParallel: asks where the output is, not the replicas
+  bool cpu_mask = false;        ///< kMixedDevice: the output times a CPU mask, not a CPU 0-dim scalar
   std::string setenv;           ///< kSetenvLate: the value set in code
   std::string device_string;    ///< kDeviceString
   std::string kind;             ///< how CUDA_VISIBLE_DEVICES was drawn ("unset", "list", "empty", ...)

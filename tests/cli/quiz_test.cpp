@@ -257,6 +257,10 @@ TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devic
       CHECK(round["truth"] == on(0));
     } else if (code == "thread") {  // set_device(i) must work; the thread is on cuda:0
       CHECK(round["truth"] == (scenario["index"].get<std::size_t>() < physical.size() ? on(0) : "error"));
+    } else if (code == "mixed_device") {  // the model on cuda:index; x on cuda:0 or the model's GPU
+      const auto index = scenario["index"].get<std::size_t>();
+      const bool apart = (scenario["batch_to_cuda"] == true && index != 0) || scenario["cpu_mask"] == true;
+      CHECK(round["truth"] == (apart || index >= physical.size() ? "error" : on(index)));
     } else if (code == "device_string" || code == "load") {
       continue;  // their truths are checked by the unit tests and the lessons (06, 16)
     } else {  // ones, set_device, local_rank, rank, setenv_late: cuda:index of what CUDA showed at start

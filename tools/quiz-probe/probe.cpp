@@ -15,6 +15,10 @@
 //                                    with an index-less torch::kCUDA)
 //   --code default_ids               the model on torch::kCUDA, DataParallel(model): every GPU
 //   --code save | load   --file F    torch::save from cuda:I / torch::load into a CPU model
+//   --code mixed_device  --index I [--batch-to-cuda] [--cpu-mask]
+//                                    the model on cuda:I, its input on the model's device (or
+//                                    an index-less torch::kCUDA), y = model(x) times a CPU
+//                                    0-dim scalar (or a CPU mask)
 // It prints the lesson report (--json): observation "placed" locates tensor "x" (the output
 // "y" of DataParallel, the loaded "weight"), an error is recorded under "place", and the
 // facts "device_count" and "visible" ("2,3": the physical GPU of cuda:0, cuda:1, ...) say
@@ -79,6 +83,13 @@ void place(gpulab::Lesson& lesson, const std::string& code) {
     model->to(torch::kCUDA);
     gpulab::DataParallel parallel(model);
     lesson.observe("placed", {{"y", parallel.forward(torch::randn({8, 16}))}});
+  } else if (code == "mixed_device") {
+    torch::nn::Linear model(16, 4);
+    model->to(cuda(index()));
+    const auto x = torch::randn({8, 16}).to(flag(lesson, "--batch-to-cuda") ? torch::Device(torch::kCUDA)
+                                                                           : model->weight.device());
+    const auto y = model(x) * (flag(lesson, "--cpu-mask") ? torch::ones({8, 4}) : torch::tensor(2.0f));
+    lesson.observe("placed", {{"y", y}});
   } else if (code == "save") {
     torch::nn::Linear model(16, 4);
     model->to(cuda(index()));
