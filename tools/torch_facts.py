@@ -2,6 +2,7 @@
 """Helper for tools/torch-facts.sh: read facts out of a released torch wheel.
 
 usage: torch_facts.py VERSION OUT.json
+       torch_facts.py --same-device VERSION OUT.json   (libtorch_cpu.so + the CUDA libraries)
 Reads only the needed zip members of the PyPI wheel over HTTP Range requests
 (URL + sha256 come from `pip install --dry-run --report` at run time), runs
 binutils (strings/objdump/nm) on them and writes a pretty, key-sorted JSON
@@ -411,6 +412,110 @@ def cuda_error_layout(strs, strs_all, c10):
     return lay
 
 # ---------------------------------------------------------------- main
+# ---------------------------------------------------------------- same-device facts
+# The "Expected all tensors to be on the same device" texts and the generated CUDA
+# wrappers' method names (tests/fixtures/torch-facts/same-device/VERSION.json).
+SAME_DEVICE_KEYS = [b"Expected all tensors to be on the same device", b"(when checking arg",
+                    b", different from other tensors on "]
+# short pieces of adaption.cpp's messages: recorded only as whole literals of their own
+SAME_DEVICE_EXACT = [b" in method ", b" is on ", b" and "]
+SAME_DEVICE_OPS = {  # op -> the name part its generated wrapper may carry
+    "addmm": "addmm", "mm": "mm", "add.Tensor": "add", "mul.Tensor": "mul", "cat": "cat",
+    "index_select": "index_select", "embedding": "embedding"}
+WRAPPER_RE = re.compile(rb"\x00(wrapper_(?:CUDA_)?_?(?:Tensor_)?(addmm|mm|add|mul|cat|index_select|embedding)(?:_Tensor)?)\x00")
+SOURCE_RE = re.compile(rb"aten/src/ATen/[A-Za-z0-9_/]+\.(?:cpp|h)")
+
+def cuda_members(z):
+    """libtorch_cuda.so, or (1.13: libtorch_cuda.so is a stub) its two halves."""
+    if z.getinfo("torch/lib/libtorch_cuda.so").file_size > 10 << 20:
+        return ["torch/lib/libtorch_cuda.so"]
+    return [m for m in ("torch/lib/libtorch_cuda_cpp.so", "torch/lib/libtorch_cuda_cu.so") if m in z.namelist()]
+
+def extract_to(z, member, tmp):
+    p = os.path.join(tmp, os.path.basename(member))
+    log(f"  reading {member} ({z.getinfo(member).compress_size} bytes compressed, CRC-checked)")
+    with z.open(member) as src, open(p, "wb") as dst:  # zipfile checks the CRC32 at the end
+        while True:
+            chunk = src.read(1 << 22)
+            if not chunk:
+                break
+            dst.write(chunk)
+    return p
+
+def nul_strings_with(path, keys):
+    """NUL-terminated literals containing one of keys, binary order, each with the first
+    aten/src/ATen source path stored within 512 bytes after it (the TORCH_CHECK's file)."""
+    import mmap
+    res, seen = [], set()
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        hits = []
+        for key in keys:
+            i = m.find(key)
+            while i != -1:
+                hits.append(i)
+                i = m.find(key, i + 1)
+        for exact in SAME_DEVICE_EXACT:
+            i = m.find(b"\x00" + exact + b"\x00")
+            if i != -1:
+                hits.append(i + 1)
+        for i in sorted(hits):
+            start, end = m.rfind(b"\x00", 0, i) + 1, m.find(b"\x00", i)
+            text = m[start:end].decode("latin-1")
+            if text in seen:
+                continue
+            seen.add(text)
+            src = SOURCE_RE.search(m[end:end + 512])
+            res.append({"text": text, "followed_by_source": src.group(0).decode() if src else None})
+    return res
+
+def wrapper_names(path):
+    import mmap
+    found = {}
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        for hit in WRAPPER_RE.finditer(m):
+            found.setdefault(hit.group(2).decode(), set()).add(hit.group(1).decode())
+    return found
+
+def same_device_main(version, out):
+    with tempfile.TemporaryDirectory(prefix="torch-facts-") as tmp:
+        log(f"asking pip for torch=={version} (cp311, manylinux x86_64)")
+        url, sha = pip_report(version, tmp)
+        wheel = url.rsplit("/", 1)[-1]
+        log(f"wheel {wheel} sha256 {sha}")
+        z = zipfile.ZipFile(io.BufferedReader(HttpRangeFile(url), buffer_size=1 << 20))
+        cpu = extract_to(z, "torch/lib/libtorch_cpu.so", tmp)
+        literals = nul_strings_with(cpu, SAME_DEVICE_KEYS)
+        os.remove(cpu)
+        names, read = {}, ["torch/lib/libtorch_cpu.so"]
+        # TORCH_FACTS_CPU_ONLY=1: the message pieces alone (to find a release boundary cheaply)
+        for member in ([] if os.environ.get("TORCH_FACTS_CPU_ONLY") == "1" else cuda_members(z)):
+            p = extract_to(z, member, tmp)
+            for op, found in wrapper_names(p).items():
+                names.setdefault(op, set()).update(found)
+            os.remove(p)
+            read.append(member)
+    methods = {}
+    for op, part in SAME_DEVICE_OPS.items():
+        overload = op.split(".")[1] if "." in op else ""
+        cands = sorted(names.get(part, ()))
+        # an overload's wrapper ends in its overload name (wrapper_CUDA_add_Tensor)
+        methods[op] = [c for c in cands if c.endswith("_" + overload)] if overload else \
+                      [c for c in cands if c.endswith("_" + part)]
+    fx = {
+        "schema": 1,
+        "release": version,
+        "wheel": {"file": wheel, "sha256": sha,
+                  "selection": "pip --dry-run --report, cp311, platforms " + ", ".join(PIP_PLATFORMS)},
+        "members_read": read,
+        "libtorch_cpu_literals": literals,
+        "cuda_wrapper_method_names": methods if len(read) > 1 else None,
+    }
+    with open(out + ".tmp", "w") as f:
+        json.dump(fx, f, indent=2, sort_keys=True, ensure_ascii=False)
+        f.write("\n")
+    os.replace(out + ".tmp", out)
+    log(f"wrote {out}")
+
 def main():
     version, out = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="torch-facts-") as tmp:
@@ -480,4 +585,7 @@ def main():
     log(f"wrote {out}")
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--same-device":
+        same_device_main(sys.argv[2], sys.argv[3])
+    else:
+        main()

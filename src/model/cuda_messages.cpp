@@ -144,6 +144,80 @@ std::string cuda_error_message(const Profile& profile, const CudaErrorCode& erro
   return join_pieces(cuda_error_pieces(profile, error, launch_blocking));
 }
 
+namespace {
+
+struct KnownOp {
+  const char* name;
+  OpDeviceCheck check;
+};
+
+// The ops the lessons and the quiz meet, with native_functions.yaml's device_check and
+// `structured` (the in-place and out= forms share their entry). linear is a composite: it
+// calls addmm (with a bias, on a 2-d input) or matmul → mm; embedding calls index_select.
+constexpr KnownOp kKnownOps[] = {
+    {"addmm", {SameDeviceCheck::GeneratedWrapper, /*structured=*/true, false}},
+    {"addmm_", {SameDeviceCheck::GeneratedWrapper, true, false}},
+    {"mm", {SameDeviceCheck::GeneratedWrapper, true, false}},
+    {"bmm", {SameDeviceCheck::GeneratedWrapper, true, false}},
+    {"cat", {SameDeviceCheck::GeneratedWrapper, true, false}},
+    {"index_select", {SameDeviceCheck::GeneratedWrapper, /*structured=*/false, false}},
+    {"add", {SameDeviceCheck::TensorIterator, false, false}},
+    {"add_", {SameDeviceCheck::TensorIterator, false, false}},
+    {"sub", {SameDeviceCheck::TensorIterator, false, false}},
+    {"sub_", {SameDeviceCheck::TensorIterator, false, false}},
+    {"mul", {SameDeviceCheck::TensorIterator, false, false}},
+    {"mul_", {SameDeviceCheck::TensorIterator, false, false}},
+    {"div", {SameDeviceCheck::TensorIterator, false, false}},
+    {"div_", {SameDeviceCheck::TensorIterator, false, false}},
+    {"index", {SameDeviceCheck::TensorIterator, false, /*cpu_indices_allowed=*/true}},
+    {"index_put_", {SameDeviceCheck::TensorIterator, false, true}},
+    {"_index_put_impl_", {SameDeviceCheck::TensorIterator, false, true}},
+};
+
+}  // namespace
+
+OpDeviceCheck same_device_check_of(const std::string& name, const std::string& overload) {
+  (void)overload;  // the ops listed check alike in every overload
+  for (const KnownOp& op : kKnownOps)
+    if (name == op.name) return op.check;
+  return {};
+}
+
+std::string cuda_wrapper_method_name(const Profile& profile, const std::string& name, const std::string& overload) {
+  std::string method = profile.wrapper_names_carry_dispatch_key() ? "wrapper_CUDA_" : "wrapper_";
+  const bool is_out = overload == "out";
+  if (same_device_check_of(name, overload).structured) {
+    // structured: the functional, in-place or out= kernel's name (addmm, addmm_, addmm_out_out)
+    return method + name + (is_out ? "_out_out" : "");
+  }
+  // otherwise: the overload, then the kernel's name (wrapper_CUDA__index_select,
+  // wrapper_CUDA_out_index_select_out)
+  return method + overload + "_" + name + (is_out ? "_out" : "");
+}
+
+std::vector<MessagePiece> wrapper_device_mismatch_pieces(const Profile& profile, const std::string& method,
+                                                         const std::string& argument, const std::string& device,
+                                                         const std::string& common) {
+  Pieces out;
+  if (profile.device_message_names_argument_first()) {
+    out.text("Expected all tensors to be on the same device, but got ").figure(argument).text(" is on ");
+    out.figure(device).text(", different from other tensors on ").figure(common);
+    out.text(" (when checking argument in method ").figure(method).text(")");
+  } else {
+    out.text("Expected all tensors to be on the same device, but found at least two devices, ").figure(common);
+    out.text(" and ").figure(device).text("! (when checking argument for argument ").figure(argument);
+    out.text(" in method ").figure(method).text(")");
+  }
+  return out.take();
+}
+
+std::vector<MessagePiece> iterator_device_mismatch_pieces(const std::string& common, const std::string& device) {
+  Pieces out;
+  out.text("Expected all tensors to be on the same device, but found at least two devices, ").figure(common);
+  out.text(" and ").figure(device).text("!");
+  return out.take();
+}
+
 std::string join_pieces(const std::vector<MessagePiece>& pieces) {
   std::string text;
   for (const MessagePiece& piece : pieces) text += piece.text;

@@ -60,6 +60,48 @@ std::vector<MessagePiece> cuda_error_pieces(const Profile& profile, const CudaEr
 /// The same, joined.
 std::string cuda_error_message(const Profile& profile, const CudaErrorCode& error, bool launch_blocking);
 
+/// How a CUDA op checks that its tensors share one device, as its CUDA build does.
+enum class SameDeviceCheck {
+  /// The generated CUDA wrapper (RegisterCUDA.cpp) checks the schema's tensor arguments in
+  /// order (c10::impl::check_and_update_common_device, ATen/core/op_registration/adaption.h):
+  /// the first defined tensor sets the device, any other device fails, CPU scalars included.
+  GeneratedWrapper,
+  /// `device_check: NoCheck` in native_functions.yaml: TensorIterator checks instead
+  /// (TensorIteratorBase::compute_types): the first non-CPU device is the common one, and a
+  /// CPU 0-dim input is allowed. Also what the simulator assumes for ops it has no entry for.
+  TensorIterator,
+};
+
+/// The device check of a CUDA op, by its schema name without "aten::" and its overload
+/// ("addmm", ""; "add", "Tensor"). `structured`: a structured kernel, whose wrapper name has
+/// no overload part (wrapper_CUDA_addmm; a non-structured one: wrapper_CUDA__index_select).
+struct OpDeviceCheck {
+  SameDeviceCheck kind = SameDeviceCheck::TensorIterator;  ///< who checks
+  bool structured = false;                                  ///< wrapper named without the overload
+  bool cpu_indices_allowed = false;  ///< aten::index and index_put_: CPU index tensors are allowed
+};
+
+/// The check for op `name`.`overload`: the ops of the lessons and the quiz are listed
+/// (model/cuda_messages.cpp); any other op is taken as TensorIterator's.
+OpDeviceCheck same_device_check_of(const std::string& name, const std::string& overload);
+
+/// The method name a generated CUDA wrapper passes to the check, in the release's form:
+/// 1.13 "wrapper_addmm", "wrapper__index_select"; 2.0 and later "wrapper_CUDA_addmm",
+/// "wrapper_CUDA__index_select" (torchgen's dest/register_dispatch_key.py).
+std::string cuda_wrapper_method_name(const Profile& profile, const std::string& name, const std::string& overload);
+
+/// The generated wrapper's message (common_device_check_failure in adaption.cpp), piece by
+/// piece: the argument `argument` of `method` is on `device`, the tensors before it on
+/// `common`. Before 2.8: "…but found at least two devices, COMMON and DEVICE! (when checking
+/// argument for argument ARG in method METHOD)"; from 2.8: "…but got ARG is on DEVICE,
+/// different from other tensors on COMMON (when checking argument in method METHOD)".
+std::vector<MessagePiece> wrapper_device_mismatch_pieces(const Profile& profile, const std::string& method,
+                                                         const std::string& argument, const std::string& device,
+                                                         const std::string& common);
+/// TensorIterator's message, every release: "Expected all tensors to be on the same device,
+/// but found at least two devices, COMMON and DEVICE!".
+std::vector<MessagePiece> iterator_device_mismatch_pieces(const std::string& common, const std::string& device);
+
 /// Joins pieces into the text PyTorch prints.
 std::string join_pieces(const std::vector<MessagePiece>& pieces);
 

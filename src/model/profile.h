@@ -91,6 +91,17 @@ struct Profile {
   /// The first 2.x release whose CUDA error texts lost the DSA line and whose
   /// asynchronous-report suffix follows only asynchronous errors.
   static constexpr int kDsaLineGoneMinor = 13;
+
+  /// A generated CUDA wrapper's same-device message names the argument first ("but got mat1
+  /// is on cpu, different from other tensors on cuda:1 …") from this 2.x release; before it,
+  /// "but found at least two devices, cuda:1 and cpu! (when checking argument for argument
+  /// mat1 …)" (tests/fixtures/torch-facts/same-device/).
+  static constexpr int kArgumentFirstDeviceMessageMinor = 8;
+  /// The generated wrappers' method names carry the dispatch key ("wrapper_CUDA_addmm")
+  /// from 2.0; 1.13's are "wrapper_addmm".
+  bool wrapper_names_carry_dispatch_key() const { return torch_at_least(2, 0); }
+  /// The same-device message of a generated wrapper names the argument first.
+  bool device_message_names_argument_first() const { return torch_at_least(2, kArgumentFirstDeviceMessageMinor); }
 };
 
 /// One PyTorch release's official CUDA builds: its compatibility matrix (RELEASE.md) and

@@ -216,6 +216,14 @@ const Topic kTopics[] = {
        s.code = QuizCode::kOnes;
        s.index = inside ? 0 : d.below(count);
      }},
+    {"18", "tensors of one op on two devices",
+     [](Draw& d, QuizScenario& s) {
+       on_node(d, s, d.below(3) == 0 ? "tiny2" : "dgx-a100");
+       s.code = QuizCode::kMixedDevice;
+       s.index = d.below(std::max(listed(s), 1));
+       s.batch_to_cuda = d.below(2) == 0;
+       s.cpu_mask = d.below(3) == 0;
+     }},
     {"19", "a worker forked after CUDA started",
      [](Draw& d, QuizScenario& s) {
        on_node(d, s, "dgx-a100");
@@ -372,6 +380,11 @@ std::string code_why(const QuizScenario& s, const QuizTruth& t) {
                "CUDA call fails (\"initialization error\")";
       return "CUDA had not started when the parent forked: the child starts its own, with the inherited "
              "CUDA_VISIBLE_DEVICES, and " + cuda(s.index) + (t.error ? (exists ? " fails" : " does not exist") : " is GPU " + p);
+    case QuizCode::kMixedDevice:
+      if (t.error && t.message.rfind("Expected all tensors", 0) != 0) return cuda(s.index) + " fails: " + t.message;
+      return t.error ? "a CUDA op moves no tensor, it checks that all are on one device: " + t.message
+                     : std::string("every tensor of each op is on the model's device (a CPU 0-dim scalar may join an "
+                                   "element-wise op)") + gpu;
     case QuizCode::kOnes: return t.error ? cuda(s.index) + (exists ? " fails" : " does not exist") : cuda(s.index) + " is GPU " + p;
     case QuizCode::kSetDevice:
       return t.error ? "set_device(" + std::to_string(s.index) + ") fails: there is no " + cuda(s.index)
@@ -435,7 +448,7 @@ QuizScenario QuizPlan::next() {
 const char* code_name(QuizCode code) {
   const char* names[] = {"ones",   "set_device", "local_rank",    "data_parallel", "default",     "setenv_late",
                          "thread", "device_string", "rank",       "no_set_device", "default_ids", "load",
-                         "fork", "guard"};
+                         "fork", "guard", "mixed_device"};
   return names[static_cast<int>(code)];
 }
 
@@ -525,6 +538,12 @@ std::vector<std::string> code_text(const QuizScenario& s) {
       if (!s.ask_memory) lines.push_back("auto x = torch::ones({1}, torch::kCUDA);");
       return lines;
     }
+    case QuizCode::kMixedDevice:
+      return {"torch::nn::Linear model(16, 4);", "model->to(torch::Device(torch::kCUDA, " + i + "));",
+              s.batch_to_cuda ? "auto x = torch::randn({8, 16}).to(torch::kCUDA);"
+                              : "auto x = torch::randn({8, 16}).to(model->weight.device());",
+              s.cpu_mask ? "auto y = model(x) * torch::ones({8, 4});  // a mask made on the CPU"
+                         : "auto y = model(x) * torch::tensor(2.0f);  // a CPU 0-dim scalar"};
     case QuizCode::kLoad:
       return {"// saved earlier on dgx-a100 (every GPU visible): model->to(torch::Device(torch::kCUDA, " + i + ")); torch::save(model, \"ckpt.pt\");",
               "torch::nn::Linear model(16, 4);  // on the CPU", "torch::load(model, \"ckpt.pt\");"};
@@ -549,6 +568,7 @@ std::string question_text(const QuizScenario& s) {
   if (s.container) return "the host's GPU (the host nvidia-smi's number) that holds x";
   if (s.code == QuizCode::kFork) return "the physical GPU that holds the worker's x";
   if (s.code == QuizCode::kGuard && s.ask_memory) return "the physical GPUs where this process holds memory (a CUDA context counts) after the helper";
+  if (s.code == QuizCode::kMixedDevice) return "the physical GPU that holds y (or does an op fail?)";
   return "the physical GPU that holds x";
 }
 
@@ -580,6 +600,10 @@ QuizTruth run_scenario(const QuizScenario& s, const std::string& probe) {
     process.argv.insert(process.argv.end(), {"--borrow", std::to_string(s.borrowed)});
     if (s.scoped) process.argv.push_back("--scoped");
     if (s.ask_memory) process.argv.push_back("--reads-only");
+  }
+  if (s.code == QuizCode::kMixedDevice) {
+    if (s.batch_to_cuda) process.argv.push_back("--batch-to-cuda");
+    if (s.cpu_mask) process.argv.push_back("--cpu-mask");
   }
   const bool ranked = s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice;
   const auto per_node = static_cast<int>(quiz_node(s.node).gpus.size());
@@ -631,7 +655,8 @@ QuizTruth truth_of(const QuizScenario& s, const Report& report) {
     if (const auto fact = report.facts.find("worker0_x_gpu"); fact != report.facts.end())
       if (const auto* gpu = std::get_if<std::string>(&fact->second)) truth.gpus = int_list(*gpu);
   } else if (!truth.error && placed != nullptr) {
-    const char* tensor = s.code == QuizCode::kLoad ? "weight" : s.code == QuizCode::kDefaultIds || s.ask_output ? "y" : "x";
+    const bool y = s.code == QuizCode::kDefaultIds || s.code == QuizCode::kMixedDevice || s.ask_output;
+    const char* tensor = s.code == QuizCode::kLoad ? "weight" : y ? "y" : "x";
     if ((s.code == QuizCode::kDataParallel && !s.ask_output) || (s.code == QuizCode::kGuard && s.ask_memory)) {
       for (const auto& gpu : placed->gpus)
         if (gpu.used_bytes > 0 || gpu.context) truth.gpus.push_back(gpu.physical_index);
@@ -717,6 +742,10 @@ nlohmann::json round_json(int round, const QuizScenario& s, const std::string& a
     scenario["borrowed"] = s.borrowed;
     scenario["scoped"] = s.scoped;
     scenario["ask_memory"] = s.ask_memory;
+  }
+  if (s.code == QuizCode::kMixedDevice) {
+    scenario["batch_to_cuda"] = s.batch_to_cuda;
+    scenario["cpu_mask"] = s.cpu_mask;
   }
   if (s.code == QuizCode::kLocalRank || s.code == QuizCode::kNoSetDevice) json["env"]["LOCAL_RANK"] = std::to_string(s.index);
   if (s.code == QuizCode::kRank) json["env"]["RANK"] = std::to_string(s.index);

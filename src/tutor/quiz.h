@@ -35,6 +35,7 @@ enum class QuizCode {
   kLoad,          ///< torch::load of a checkpoint saved from cuda:index of dgx-a100
   kFork,          ///< fork() (after is_available() when fork_after_init), then cuda:index in the child
   kGuard,         ///< set_device(index), a helper borrows cuda:borrowed (set_device or a guard), then torch::kCUDA
+  kMixedDevice,   ///< the model on cuda:index, its input and a mask made elsewhere (lesson 18)
 };
 
 struct QuizScenario {
@@ -49,8 +50,9 @@ struct QuizScenario {
   int index = 0;                ///< the CUDA index, LOCAL_RANK or RANK, or the saving cuda:index (kLoad)
   std::vector<int> device_ids;  ///< kDataParallel
   bool model_on_cuda0 = false;  ///< kDataParallel: model->to(torch::kCUDA), the article's mistake
-  bool batch_to_cuda = false;   ///< kDataParallel: the batch moved with an index-less torch::kCUDA
+  bool batch_to_cuda = false;   ///< kDataParallel, kMixedDevice: the batch moved with an index-less torch::kCUDA
   bool ask_output = false;      ///< kDataParallel: asks where the output is, not the replicas
+  bool cpu_mask = false;        ///< kMixedDevice: the output times a CPU mask, not a CPU 0-dim scalar
   std::string setenv;           ///< kSetenvLate: the value set in code
   bool fork_after_init = false; ///< kFork: the parent starts CUDA (is_available()) before it forks
   std::string device_string;    ///< kDeviceString

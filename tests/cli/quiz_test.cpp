@@ -202,7 +202,7 @@ TEST_CASE("quiz: no rounds, negative rounds or a negative seed is a usage error"
 // The truth is what the scenario does when run: `gpulab devices` under the same environment,
 // another program, must agree on which physical GPU each CUDA index is.
 TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devices") {
-  const int rounds = 19;  // every idea once
+  const int rounds = 20;  // every idea once (one per lesson, two for 05, none of its own for 04)
   const auto played = play({"--seed", "3", "--rounds", std::to_string(rounds), "--json"}, repeat("1", rounds));
   SHOW(played);
   REQUIRE(played.process.exit_code == 0);
@@ -271,6 +271,10 @@ TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devic
       } else {
         CHECK(round["truth"] == on(scenario["scoped"] == true ? index : borrowed));
       }
+    } else if (code == "mixed_device") {  // the model on cuda:index; x on cuda:0 or the model's GPU
+      const auto index = scenario["index"].get<std::size_t>();
+      const bool apart = (scenario["batch_to_cuda"] == true && index != 0) || scenario["cpu_mask"] == true;
+      CHECK(round["truth"] == (apart || index >= physical.size() ? "error" : on(index)));
     } else if (code == "device_string" || code == "load") {
       continue;  // their truths are checked by the unit tests and the lessons (06, 16)
     } else {  // ones, set_device, local_rank, rank, setenv_late: cuda:index of what CUDA showed at start

@@ -2,11 +2,17 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "model/node.h"
 #include "model/cuda_messages.h"
 #include "model/profile.h"
+#include "lesson_run.h"
 #include "sim_support.h"
 #include "backend/backend.h"
 
@@ -75,22 +81,105 @@ TEST_CASE("device strings outside LibTorch's grammar are rejected with its messa
   CHECK_FALSE(torch::Device("cuda").has_index());
 }
 
-TEST_CASE("an op on tensors of two GPUs raises \"Expected all tensors to be on the same device\"",
-          "[sim][errors]") {
+// The linked release's same-device fixture (tests/fixtures/torch-facts/same-device/, read out
+// of its wheel's libtorch_cpu.so and libtorch_cuda*.so): the expected texts are put together
+// from its literals and method names, not from a run of the simulator.
+class SameDeviceFixture {
+ public:
+  explicit SameDeviceFixture(const gpulab::Profile& profile) {
+    const auto dir = std::filesystem::path(source_dir()) / "tests/fixtures/torch-facts/same-device";
+    const std::string prefix = std::to_string(profile.torch_major) + "." + std::to_string(profile.torch_minor) + ".";
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".json" && entry.path().stem().string().rfind(prefix, 0) == 0) {
+        std::ifstream in(entry.path());
+        facts_ = nlohmann::json::parse(in);
+      }
+    REQUIRE(facts_.is_object());
+    REQUIRE(facts_.at("cuda_wrapper_method_names").is_object());
+  }
+  // The literal of libtorch_cpu.so that starts with `start`.
+  std::string literal(const std::string& start) const {
+    for (const auto& item : facts_.at("libtorch_cpu_literals"))
+      if (item.at("text").get<std::string>().rfind(start, 0) == 0) return item.at("text");
+    FAIL("no literal starting '" << start << "' in the fixture of " << facts_.at("release"));
+    return {};
+  }
+  bool has(const std::string& start) const {
+    for (const auto& item : facts_.at("libtorch_cpu_literals"))
+      if (item.at("text").get<std::string>().rfind(start, 0) == 0) return true;
+    return false;
+  }
+  // The dense CUDA kernel's wrapper: the shortest name the binary has for the op (the
+  // others are sparse or nested-tensor wrappers that add an overload part).
+  std::string method(const std::string& op) const {
+    const auto names = facts_.at("cuda_wrapper_method_names").at(op).get<std::vector<std::string>>();
+    REQUIRE(!names.empty());
+    return *std::min_element(names.begin(), names.end(),
+                             [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  }
+  // TensorIterator's text (TensorIterator.cpp's literal, then "A and B!").
+  std::string iterator(const std::string& common, const std::string& other) const {
+    return literal("Expected all tensors to be on the same device, but found") + common + " and " + other + "!";
+  }
+  // A generated wrapper's text (adaption.cpp: the literals of the binary, joined by the
+  // short pieces of its source).
+  std::string wrapper(const std::string& op, const std::string& argument, const std::string& device,
+                      const std::string& common) const {
+    if (has(", different from other tensors on "))
+      return literal("Expected all tensors to be on the same device, but got ") + argument + " is on " + device +
+             literal(", different from other tensors on ") + common + literal(" (when checking argument in method ") +
+             method(op) + ")";
+    return literal("Expected all tensors to be on the same device, but found") + common + " and " + device +
+           literal("! (when checking argument for argument ") + argument + " in method " + method(op) + ")";
+  }
+
+ private:
+  nlohmann::json facts_;
+};
+
+TEST_CASE("an op on tensors of two devices raises the linked release's \"Expected all tensors to be on the same "
+          "device\"",
+          "[sim][errors][profile]") {
+  const gpulab::Profile profile = gpulab::active_profile();
+  INFO(profile.name());
+  const SameDeviceFixture fixture(profile);
   const auto a = torch::ones({4, 4}, cuda(0));
   const auto b = torch::ones({4, 4}, cuda(1));
-  const std::string expected = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1";
-  CHECK(starts_with(error_of([&] { (void)(a + b); }), expected));
-  CHECK(starts_with(error_of([&] { (void)torch::matmul(a, b); }), expected));
-  CHECK(starts_with(error_of([&] { (void)torch::cat({a, b}); }), expected));
-  CHECK(starts_with(error_of([&] { auto c = a.clone(); c.add_(b); }), expected));
 
-  SECTION("a GPU tensor with a CPU tensor fails too, unless the CPU tensor is a scalar") {
-    CHECK(starts_with(error_of([&] { (void)(a * torch::ones({4, 4})); }),
-                      "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu"));
+  SECTION("element-wise ops check in TensorIterator: no argument named") {
+    CHECK(error_of([&] { (void)(a + b); }) == fixture.iterator("cuda:0", "cuda:1"));
+    CHECK(error_of([&] { auto c = a.clone(); c.add_(b); }) == fixture.iterator("cuda:0", "cuda:1"));
+    CHECK(error_of([&] { (void)(a * torch::ones({4, 4})); }) == fixture.iterator("cuda:0", "cpu"));
+    CHECK(error_of([&] { (void)(torch::ones({4, 4}) * a); }) == fixture.iterator("cuda:0", "cpu"));
+  }
+  SECTION("a CPU 0-dim tensor joins an element-wise op") {
     const auto scaled = a * torch::tensor(3.0f);
     CHECK(scaled.device() == cuda(0));
     CHECK(scaled.sum().item<float>() == 16 * 3.0f);
+  }
+  SECTION("ops with a generated CUDA wrapper name the argument and the method") {
+    CHECK(error_of([&] { (void)torch::matmul(a, b); }) == fixture.wrapper("mm", "mat2", "cuda:1", "cuda:0"));
+    CHECK(error_of([&] { (void)torch::cat({a, b}); }) == fixture.wrapper("cat", "tensors", "cuda:1", "cuda:0"));
+    CHECK(error_of([&] { (void)torch::cat({a, torch::ones({4, 4})}); }) ==
+          fixture.wrapper("cat", "tensors", "cpu", "cuda:0"));
+  }
+  SECTION("Linear on cuda:1 fed a batch on cuda:0, or left on the CPU: addmm's mat1") {
+    torch::nn::Linear model(4, 2);
+    model->to(cuda(1));
+    CHECK(error_of([&] { (void)model(a); }) == fixture.wrapper("addmm", "mat1", "cuda:0", "cuda:1"));
+    CHECK(error_of([&] { (void)model(torch::ones({4, 4})); }) == fixture.wrapper("addmm", "mat1", "cpu", "cuda:1"));
+    CHECK(model(torch::ones({4, 4}, cuda(1))).device() == cuda(1));
+  }
+  SECTION("a wrapper lets no CPU tensor through, not even a 0-dim one") {
+    CHECK(error_of([&] { (void)torch::addmm(torch::tensor(1.0f), a, a); }) ==
+          fixture.wrapper("addmm", "mat1", "cuda:0", "cpu"));
+  }
+  SECTION("an embedding on cuda:1 given CPU indices: index_select's index") {
+    torch::nn::Embedding embedding(10, 3);
+    embedding->to(cuda(1));
+    const auto indices = torch::tensor({1, 2, 3}, torch::kLong);
+    CHECK(error_of([&] { (void)embedding(indices); }) == fixture.wrapper("index_select", "index", "cpu", "cuda:1"));
+    CHECK(embedding(indices.to(cuda(1))).device() == cuda(1));
   }
   SECTION("the same op with both tensors on one GPU works") {
     const auto sum = a + b.to(cuda(0));

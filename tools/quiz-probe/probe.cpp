@@ -23,6 +23,10 @@
 //                                    set_device(I); a helper borrows cuda:J with set_device (or a
 //                                    c10::DeviceGuard) and makes a tensor there (or only reads a
 //                                    counter); then x on torch::kCUDA (x before the helper)
+//   --code mixed_device  --index I [--batch-to-cuda] [--cpu-mask]
+//                                    the model on cuda:I, its input on the model's device (or
+//                                    an index-less torch::kCUDA), y = model(x) times a CPU
+//                                    0-dim scalar (or a CPU mask)
 // It prints the lesson report (--json): observation "placed" locates tensor "x" (the output
 // "y" of DataParallel, the loaded "weight"), an error is recorded under "place", and the
 // facts "device_count" and "visible" ("2,3": the physical GPU of cuda:0, cuda:1, ...) say
@@ -89,6 +93,13 @@ void place(gpulab::Lesson& lesson, const std::string& code) {
     model->to(torch::kCUDA);
     gpulab::DataParallel parallel(model);
     lesson.observe("placed", {{"y", parallel.forward(torch::randn({8, 16}))}});
+  } else if (code == "mixed_device") {
+    torch::nn::Linear model(16, 4);
+    model->to(cuda(index()));
+    const auto x = torch::randn({8, 16}).to(flag(lesson, "--batch-to-cuda") ? torch::Device(torch::kCUDA)
+                                                                           : model->weight.device());
+    const auto y = model(x) * (flag(lesson, "--cpu-mask") ? torch::ones({8, 4}) : torch::tensor(2.0f));
+    lesson.observe("placed", {{"y", y}});
   } else if (code == "save") {
     torch::nn::Linear model(16, 4);
     model->to(cuda(index()));

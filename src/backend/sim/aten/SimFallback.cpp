@@ -4,8 +4,10 @@
 // device (through the caching allocator, so they count as device memory).
 //
 // Unlike at::native::cpu_fallback, it keeps CUDA's device rules: all tensors of an op
-// must be on one device (CPU scalars excepted), else PyTorch's "Expected all tensors to
-// be on the same device" error; the op runs inside a device guard for that device, as
+// must be on one device, else the linked release's "Expected all tensors to be on the
+// same device" error, checked as the op's CUDA build checks (a generated wrapper's check
+// over its arguments, or TensorIterator's, which lets CPU scalars through:
+// model/cuda_messages.h); the op runs inside a device guard for that device, as
 // PyTorch's generated CUDA registrations do; and random ops draw from the device's own
 // generator.
 #include <ATen/Context.h>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "HostAlias.h"
+#include "model/cuda_messages.h"
 #include "SimErrors.h"
 
 namespace gpulab::sim {
@@ -29,10 +32,11 @@ struct Aliased {
   at::Tensor host;    // its host alias, handed to the CPU kernel
 };
 
+// TensorIterator's rule (and, for ops model/cuda_messages.cpp does not list, the
+// simulator's): the first GPU tensor sets the device; CPU 0-dim tensors are allowed.
 class DeviceRule {
  public:
-  explicit DeviceRule(const c10::OperatorHandle& op)
-      : cpu_tensors_allowed_(op.schema().name().rfind("aten::index", 0) == 0) {}
+  explicit DeviceRule(const OpDeviceCheck& check) : cpu_tensors_allowed_(check.cpu_indices_allowed) {}
 
   void see(const at::Tensor& tensor) {
     if (!tensor.defined()) return;
@@ -54,14 +58,61 @@ class DeviceRule {
   static int resolve(const c10::Device& device) {
     return device.has_index() ? device.index() : current_device();
   }
-  [[noreturn]] static void conflict(const c10::Device& a, const c10::Device& b) {
-    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", a,
-                " and ", b, "!");
+  [[noreturn]] static void conflict(const c10::Device& common, const c10::Device& other) {
+    TORCH_CHECK(false, join_pieces(iterator_device_mismatch_pieces(common.str(), other.str())));
   }
   bool cpu_tensors_allowed_;
   std::optional<c10::Device> device_;
   std::optional<c10::Device> cpu_;
 };
+
+// A generated CUDA wrapper's check (c10::impl::check_and_update_common_device): every
+// defined tensor of the schema's tensor arguments, in order (a structured kernel's out=
+// arguments first), must be on the first one's device, CPU 0-dim tensors included.
+class WrapperDeviceCheck {
+ public:
+  WrapperDeviceCheck(const c10::OperatorHandle& op, const OpDeviceCheck& check) : op_(op), check_(check) {}
+
+  void run(const torch::jit::Stack& stack, std::size_t first) {
+    const auto& arguments = op_.schema().arguments();
+    if (check_.structured)
+      for (std::size_t i = 0; i < arguments.size(); ++i)
+        if (arguments[i].is_out()) see(arguments[i].name(), stack[first + i]);
+    for (std::size_t i = 0; i < arguments.size(); ++i)
+      if (!check_.structured || !arguments[i].is_out()) see(arguments[i].name(), stack[first + i]);
+  }
+
+ private:
+  void see(const std::string& argument, const c10::IValue& value) {
+    if (value.isTensor()) return see(argument, value.toTensor());
+    if (value.isTensorList())
+      for (const at::Tensor& tensor : value.toTensorList()) see(argument, tensor);
+    else if (value.isList())  // Tensor?[]
+      for (const c10::IValue& item : value.toListRef()) see(argument, item);
+  }
+  void see(const std::string& argument, const at::Tensor& tensor) {
+    if (!tensor.defined()) return;
+    if (!common_) {
+      common_ = tensor.device();
+      return;
+    }
+    if (*common_ == tensor.device()) return;
+    const auto& name = op_.schema().operator_name();
+    const std::string method = cuda_wrapper_method_name(Driver::current_profile(), name.name.substr(6),
+                                                        name.overload_name);
+    TORCH_CHECK(false, join_pieces(wrapper_device_mismatch_pieces(Driver::current_profile(), method, argument,
+                                                                  tensor.device().str(), common_->str())));
+  }
+  const c10::OperatorHandle& op_;
+  OpDeviceCheck check_;
+  std::optional<c10::Device> common_;
+};
+
+OpDeviceCheck device_check_of(const c10::OperatorHandle& op) {
+  const auto& name = op.schema().operator_name();
+  if (name.name.rfind("aten::", 0) != 0) return {};
+  return same_device_check_of(name.name.substr(6), name.overload_name);
+}
 
 c10::IValue to_host(const c10::IValue& value, DeviceRule& rule, std::vector<Aliased>& aliased) {
   if (value.isTensor()) {
@@ -143,7 +194,9 @@ void host_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const std::size_t arguments = schema.arguments().size();
   const std::size_t first = stack->size() - arguments;
-  DeviceRule rule(op);
+  const OpDeviceCheck device_check = device_check_of(op);
+  if (device_check.kind == SameDeviceCheck::GeneratedWrapper) WrapperDeviceCheck(op, device_check).run(*stack, first);
+  DeviceRule rule(device_check);
   std::vector<Aliased> aliased;
   for (std::size_t i = first; i < stack->size(); ++i) (*stack)[i] = to_host((*stack)[i], rule, aliased);
   const auto device = rule.device();
@@ -174,7 +227,17 @@ TORCH_LIBRARY_IMPL(_, CUDA, m) {
 // which runs their meta function twice: it resizes the 0-dim result to the inputs' shape
 // and back, warning "An output with one or more elements was resized" on every call. Their
 // CPU functional kernels, run through the fallback, do not.
+//
+// Structured ops, whose functional and in-place forms would otherwise reach the fallback as
+// their out= form, through PyTorch's CompositeExplicitAutogradNonFunctional kernels: a real
+// CUDA build checks devices in the functional wrapper (wrapper_CUDA_addmm over self, mat1,
+// mat2), so the fallback must see that op to raise its message.
 TORCH_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("mse_loss", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
   m.impl("smooth_l1_loss", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+  m.impl("addmm", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+  m.impl("addmm_", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+  m.impl("mm", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+  m.impl("bmm", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
+  m.impl("cat", torch::CppFunction::makeFromBoxedFunction<&gpulab::sim::host_fallback>());
 }
