@@ -2,8 +2,8 @@
 //
 // NVIDIA's container runtime gives a container some of the host's GPUs
 // (NVIDIA_VISIBLE_DEVICES, docker run --gpus '"device=6,2"', a Kubernetes device plugin).
-// Inside, CUDA and nvidia-smi see only those and number them from 0; the operator looks at
-// the host's nvidia-smi, which numbers every GPU of the machine. The program trains on
+// Inside, the program knows its GPUs by CUDA's numbers; the operator looks at the host's
+// nvidia-smi, which numbers every GPU of the machine. The program trains on
 // cuda:--gpu and tells the operator which host GPU that is: its UUID, and its number in the
 // host's nvidia-smi, given the host's UUIDs (--host-uuids, as `nvidia-smi -L` prints them on
 // the host: line k is the host's GPU k).

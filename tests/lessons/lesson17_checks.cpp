@@ -47,13 +47,15 @@ std::string described(const Container& c) {
          ", training on cuda:" + std::to_string(c.gpu) + ")";
 }
 
-LessonRun run_in(const Container& c) {
+LessonRun run_in(const Container& c, const std::string& listed_uuids) {
   return run_lesson("17",
                     {{"GPULAB_NODE", c.node},
                      {"NVIDIA_VISIBLE_DEVICES", c.nvidia_visible_devices},
                      {"CUDA_VISIBLE_DEVICES", c.cuda_visible_devices}},
-                    {"--host-uuids", host_uuids(c.node), "--gpu", std::to_string(c.gpu)});
+                    {"--host-uuids", listed_uuids, "--gpu", std::to_string(c.gpu)});
 }
+
+LessonRun run_in(const Container& c) { return run_in(c, host_uuids(c.node)); }
 
 // The batch is where the scenario says (the container's view holds), and the program's two
 // claims name that host GPU.
@@ -111,6 +113,24 @@ TEST_CASE("mixed GPUs: CUDA's fastest-first order among the container's GPUs", "
   if (!simulated_only()) return;
   // workstation-mixed: GPU 0 a GTX 1080 Ti, GPU 2 an RTX 3090: the 3090 is cuda:0.
   check_report({"workstation-mixed", "0,2", std::nullopt, 0, 2});
+}
+
+TEST_CASE("a host list that lacks the GPU: -1, not a number of another GPU", "[lesson17]") {
+  if (!simulated_only()) return;
+  // The operator's list was taken before host GPU 6's board was swapped: its line 6 holds the
+  // old board's UUID (here one of aws-p4d's), so no line names the GPU the program trains on.
+  const Container c{"dgx-a100", "6,2", std::nullopt, 1, 6};
+  std::string stale;
+  for (int k = 0; k < 8; ++k) stale += (k == 0 ? "" : ",") + (k == 6 ? uuid_of("aws-p4d", 6) : uuid_of(c.node, k));
+  const std::string when = described(c) + " with a host list whose line 6 names an older board";
+  const auto run = run_in(c, stale);
+  const int observed = run.physical_of("training", "batch");
+  require_that(observed == c.host_gpu, "the batch " + placement(c.host_gpu) + when, "it is " + placement(observed));
+  const auto& number = run.fact("trains_on_host_gpu");
+  expect_that(number == -1, "reported as -1: the host's list names no such GPU" + when, "reported as " + number.dump());
+  const auto& uuid = run.fact("trains_on_uuid");
+  expect_that(uuid == uuid_of(c.node, c.host_gpu), "still reported by its UUID " + uuid_of(c.node, c.host_gpu) + when,
+              "reported " + uuid.dump());
 }
 
 TEST_CASE("stretch: the host's bus id, as nvidia-smi writes it", "[lesson17][stretch]") {
