@@ -31,7 +31,8 @@ float evaluate(gpulab::Lesson& lesson, const torch::Tensor& weight, std::int64_t
 
 // The memory probe, as `with torch.cuda.device(i): torch.cuda.memory_reserved()` reads it:
 // bytes PyTorch's allocator holds on GPU `device`.
-// STRETCH: read it without leaving a CUDA context on a GPU this process has not used.
+// STRETCH: the README's Stretch is about this probe (read it after your first run: what it
+//          asks would answer a prediction).
 std::int64_t reserved_on(int device) {
   const c10::DeviceGuard guard(cuda(device));
   return static_cast<std::int64_t>(gpulab::cuda::memory_reserved());  // the current device's
