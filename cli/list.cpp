@@ -16,7 +16,7 @@ void setup_list(CLI::App& app) {
     for (const auto& lesson : manifest.lessons) {
       std::string claims;
       for (const auto& claim : lesson.claims) claims += (claims.empty() ? "" : " ") + claim;
-      std::cout << fmt::format("  {}  {:<44} {}\n", lesson.id, lesson.title, claims);
+      std::cout << fmt::format("  {}  {:<44} {}\n", lesson.id, lesson.title, claims.empty() ? "beyond the article" : claims);
     }
   });
 }

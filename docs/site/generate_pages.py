@@ -107,7 +107,7 @@ def lesson_pages(root, manifest):
              "the checks, each included from its source.\n"]
     for lesson in manifest["lessons"]:
         claims = ", ".join(f"\\ref {anchor(c)} \"{c}\"" for c in lesson.get("claims", []))
-        pages.append(f"- \\subpage lesson{lesson['id']} — claims {claims or 'none'}\n")
+        pages.append(f"- \\subpage lesson{lesson['id']} — " + (f"claims {claims}" if claims else "beyond the article") + "\n")
     for lesson in manifest["lessons"]:
         d, i = lesson_dir(lesson), lesson["id"]
         checks = f"tests/lessons/lesson{i}_checks.cpp"
@@ -173,7 +173,7 @@ def companion_page(root, manifest, groups):
 def index_page(root, manifest):
     template = open(os.path.join(root, "docs/site/index.md"), encoding="utf-8").read()
     rows = "".join(f"| {l['id']} | \\ref lesson{l['id']} \"{l['title'].replace('`', '')}\" | "
-                   f"{', '.join(l.get('claims', []))} |\n" for l in manifest["lessons"])
+                   f"{', '.join(l.get('claims', [])) or 'beyond the article'} |\n" for l in manifest["lessons"])
     if "@LESSONS@" not in template:
         fail("docs/site/index.md has no @LESSONS@")
     return template.replace("@LESSONS@", "| NN | lesson | article claims |\n|---|---|---|\n" + rows)
