@@ -129,10 +129,10 @@ Actions Tutor::enter_lesson() {
   // "lesson 02 of 17"; where the numbers skip some (no lessons 17 and 18), "lesson 19 (17 of
   // 17)" rather than "lesson 19 of 17".
   const std::size_t position = index_ + 1;
-  const std::size_t count = manifest_.lessons.size();
+  const std::size_t lessons = manifest_.lessons.size();
   const bool numbered_in_order = l.id == fmt::format("{:02}", position) || l.id == std::to_string(position);
-  const std::string place = numbered_in_order ? fmt::format("lesson {} of {}", l.id, count)
-                                              : fmt::format("lesson {} ({} of {})", l.id, position, count);
+  const std::string place = numbered_in_order ? fmt::format("lesson {} of {}", l.id, lessons)
+                                              : fmt::format("lesson {} ({} of {})", l.id, position, lessons);
   std::string text = fmt::format("\n== {}: {}\n", place, l.title);
   const std::string scenario = scenario_text(l);
   if (!scenario.empty()) text += "   scenario:" + scenario + '\n';
