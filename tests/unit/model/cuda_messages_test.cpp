@@ -13,33 +13,16 @@
 
 #include "model/cuda_messages.h"
 #include "model/profile.h"
+#include "model/torch_facts_fixtures.h"
 
 using namespace gpulab;
 using nlohmann::json;
 
 namespace {
 
-struct Fixture {
-  std::string release;  // "2.15.0"
-  json facts;
-};
-
-std::vector<Fixture> fixtures() {
-  std::vector<Fixture> found;
-  const std::filesystem::path dir = std::filesystem::path(GPULAB_TEST_SOURCE_DIR) / "tests/fixtures/torch-facts";
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path());
-    found.push_back({entry.path().stem().string(), json::parse(in)});
-  }
-  return found;
-}
-
-Profile default_profile(const Fixture& fixture) {
-  const auto version = parse_torch_version(fixture.release);
-  REQUIRE(version);
-  return make_profile(version->torch_major, version->torch_minor, version->torch_patch, nullptr);
-}
+using Fixture = test::TorchFactsFixture;
+std::vector<Fixture> fixtures() { return test::torch_facts_fixtures(); }
+Profile default_profile(const Fixture& fixture) { return test::profile_of(fixture); }
 
 // A message as a sequence of literal runs and figure slots ("{}"): adjacent literal pieces
 // merged, since a compiler may keep "a" "b" as one string or two.

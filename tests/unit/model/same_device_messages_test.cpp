@@ -12,33 +12,16 @@
 
 #include "model/cuda_messages.h"
 #include "model/profile.h"
+#include "model/torch_facts_fixtures.h"
 
 using namespace gpulab;
 using nlohmann::json;
 
 namespace {
 
-struct Fixture {
-  std::string release;  // "2.15.0"
-  json facts;
-};
-
-std::vector<Fixture> fixtures() {
-  std::vector<Fixture> found;
-  const auto dir = std::filesystem::path(GPULAB_TEST_SOURCE_DIR) / "tests/fixtures/torch-facts/same-device";
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path());
-    found.push_back({entry.path().stem().string(), json::parse(in)});
-  }
-  return found;
-}
-
-Profile profile_of(const Fixture& fixture) {
-  const auto version = parse_torch_version(fixture.release);
-  REQUIRE(version);
-  return make_profile(version->torch_major, version->torch_minor, version->torch_patch, nullptr);
-}
+using Fixture = test::TorchFactsFixture;
+std::vector<Fixture> fixtures() { return test::torch_facts_fixtures("same-device"); }
+using test::profile_of;
 
 // A literal of libtorch_cpu.so that contains `piece`.
 bool in_binary(const Fixture& fixture, const std::string& piece) {
