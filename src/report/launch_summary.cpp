@@ -1,5 +1,9 @@
 #include "report/launch_summary.h"
 
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
 #include <nlohmann/json.hpp>
 
 #include "report/report_reader.h"
@@ -15,10 +19,18 @@ template <typename T>
 T field(const json& object, const std::string& where, const char* key, T fallback) {
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return fallback;
+  const std::string name = where.empty() ? key : where + "." + key;
+  if constexpr (std::is_same_v<T, int>) {  // nlohmann converts 1e67 or 2.5 to int unchecked (UB)
+    if (!found->is_number_integer()) throw ReportError(name, "expected an integer");
+    if (found->is_number_unsigned() ? found->get<std::uint64_t>() > std::numeric_limits<int>::max()
+                                    : found->get<std::int64_t>() < std::numeric_limits<int>::min() ||
+                                          found->get<std::int64_t>() > std::numeric_limits<int>::max())
+      throw ReportError(name, "is out of range");
+  }
   try {
     return found->get<T>();
   } catch (const json::exception&) {
-    throw ReportError(where.empty() ? key : where + "." + key, "has the wrong type");
+    throw ReportError(name, "has the wrong type");
   }
 }
 
@@ -26,7 +38,7 @@ std::optional<int> optional_field(const json& object, const char* key) {
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return std::nullopt;
   if (!found->is_number_integer()) throw ReportError(key, "expected an integer or null");
-  return found->get<int>();
+  return field(object, "", key, 0);
 }
 
 WorkerSummary parse_worker(const json& w, const std::string& where) {

@@ -98,4 +98,10 @@ TEST_CASE("the launch summary round-trips, and a wrong field is named") {
   } catch (const ReportError& e) {
     CHECK_THAT(e.what(), Catch::Contains("workers[1].pid"));
   }
+  // Found by the run-document fuzzer: a number an int cannot hold was converted unchecked.
+  for (const json& number : {json(2.10333e+67), json(2.5), json(4294967296LL), json(-4294967296LL)}) {
+    json huge = json::parse(launch_summary_json(two_workers()));
+    huge["workers"][0]["rank"] = number;
+    CHECK_THROWS_AS(parse_launch_summary(huge.dump()), ReportError);
+  }
 }
