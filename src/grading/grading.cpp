@@ -13,7 +13,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/vfs.h>
+
 #include "grading/grading_folder.h"
+#include "grading/recipes.h"
 #include "grading/runner.h"
 #include "proc/leftovers.h"
 #include "proc/self.h"
@@ -155,6 +158,17 @@ struct Tree {
 
 Tree tree_to_grade(const GradeOptions& options, const Manifest& manifest, const std::string& main_build, bool buildable) {
   Tree tree{manifest.root, main_build, main_build, {main_build + "/bin", {executable_dir() + "/", manifest.root + "/"}}};
+  if (!options.recipes.empty()) {
+    if (options.solution) throw Failure(Outcome::kUsage, "recipes build exercises, not solutions");
+    // In a grading box: the student's programs go into bin/, so it must be the box's own.
+    constexpr long kTmpfsMagic = 0x01021994;
+    struct statfs bin {};
+    if (statfs(tree.programs.bin.c_str(), &bin) != 0 || static_cast<long>(bin.f_type) != kTmpfsMagic)
+      throw Failure(Outcome::kUsage, "grading with recipes builds into bin/: only in a grading box (gpulab class grade)");
+    tree.root = options.root;
+    tree.programs.strip = {tree.programs.bin + "/", options.root + "/", manifest.root + "/", main_build + "/"};
+    return tree;
+  }
   if (options.root.empty()) return tree;
   if (options.solution) throw Failure(Outcome::kUsage, "--solution grades this repository's solutions; it takes no --root");
   std::error_code error;
@@ -226,8 +240,12 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
   // Everything this process starts, and everything they start, comes back to it to be stopped.
   adopt_orphans();
   stop_leftovers();
-  const auto build_failures = build_tree(options, lessons, tree, buildable);
   TempDir scratch("gpulab-grade");
+  const auto build_failures =
+      options.recipes.empty()
+          ? build_tree(options, lessons, tree, buildable)
+          : build_from_recipes(parse_recipes(read_text_file(options.recipes)), lessons, tree.root, tree.programs.bin,
+                               scratch.fresh("objects"), tree.programs.strip);
   for (const auto& lesson : lessons) {
     const auto started = std::chrono::steady_clock::now();
     LessonGrade grade;

@@ -23,6 +23,9 @@ struct GradeOptions {
   std::string json;       ///< write the per-lesson JSON here
   bool placement = true;  ///< run each lesson in its scenario to record the observed placement
   bool fail_fast = false;  ///< stop a lesson's checks at their first failure (mutation tests need one)
+  /// In a class's grading box only (class_grade.h): build root's exercises with these
+  /// recipes (recipes.h) into this build's bin/, which must be the box's own memory file system.
+  std::string recipes;
 };
 
 /// What became of one lesson.

@@ -21,9 +21,8 @@
 namespace fs = std::filesystem;
 
 namespace gpulab::grading {
-namespace {
 
-std::map<std::string, std::string> read_cache(const std::string& build) {
+std::map<std::string, std::string> read_build_cache(const std::string& build) {
   std::map<std::string, std::string> cache;
   std::ifstream in(build + "/CMakeCache.txt");
   std::string line;
@@ -36,8 +35,6 @@ std::map<std::string, std::string> read_cache(const std::string& build) {
   }
   return cache;
 }
-
-}  // namespace
 
 // "the_class-3f2a91c4": a student folder's name, readable and unique per path.
 std::string folder_name(const std::string& root) {
@@ -53,12 +50,12 @@ std::string folder_name(const std::string& root) {
 // kept in a stamp file so that a file added since the last grading is configured in.
 void configure_grading_folder(const std::string& main_build, const std::string& folder, const std::string& root,
                               const std::string& present) {
-  const auto existing = read_cache(folder);
+  const auto existing = read_build_cache(folder);
   const auto found = existing.find("GPULAB_EXERCISE_ROOT");
   const std::string stamp = folder + "/.gpulab-grading-lessons";
   if (found != existing.end() && found->second == root && fs::exists(folder + "/build.ninja") && read_text_file(stamp) == present)
     return;
-  const auto cache = read_cache(main_build);
+  const auto cache = read_build_cache(main_build);
   std::vector<std::string> args = {"cmake", "-S", cache.count("CMAKE_HOME_DIRECTORY") ? cache.at("CMAKE_HOME_DIRECTORY") : "",
                                    "-B", folder};
   if (cache.count("CMAKE_GENERATOR")) args.insert(args.end(), {"-G", cache.at("CMAKE_GENERATOR")});

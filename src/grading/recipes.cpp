@@ -1,0 +1,135 @@
+// Reading a lesson program's commands out of Ninja, and running them on another tree.
+#include "grading/recipes.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "proc/process.h"
+#include "report/message_text.h"
+#include "report/outcome.h"
+
+namespace fs = std::filesystem;
+
+namespace gpulab::grading {
+namespace {
+
+constexpr double kStepTimeout = 300;  // one compile or link
+
+std::string ninja_command(const std::string& build, const std::string& output) {
+  ProcessOptions options;
+  options.argv = {"ninja", "-C", build, "-t", "commands", "-s", output};
+  options.timeout_s = 60;
+  const ProcessResult result = run_process(options);
+  std::string command = result.out;
+  while (!command.empty() && (command.back() == '\n' || command.back() == '\r')) command.pop_back();
+  if (!result.ok() || command.empty() || command.find('\n') != std::string::npos)
+    throw Failure(Outcome::kBuildFailed, fmt::format("cannot read how {} builds {}: {}", build, output, result.err));
+  return command;
+}
+
+// Every occurrence of `word` in `text` becomes `by`; at least one must be there.
+std::string replaced(std::string text, const std::string& word, const std::string& by, const std::string& what) {
+  std::size_t at = text.find(word);
+  if (at == std::string::npos) throw Failure(Outcome::kBuildFailed, fmt::format("{}: '{}' is not in its command", what, word));
+  for (; at != std::string::npos; at = text.find(word, at + by.size())) text.replace(at, word.size(), by);
+  return text;
+}
+
+// The word of `command` that is the object file of `target` (CMakeFiles/<target>.dir/….o).
+std::string object_in(const std::string& command, const std::string& target) {
+  std::istringstream words(command);
+  for (std::string word; words >> word;)
+    if (word.find("CMakeFiles/" + target + ".dir/") != std::string::npos && word.size() > 2 &&
+        word.compare(word.size() - 2, 2, ".o") == 0)
+      return word;
+  throw Failure(Outcome::kBuildFailed, fmt::format("the link of {} names no object file", target));
+}
+
+}  // namespace
+
+std::map<std::string, Recipe> read_recipes(const std::string& build, const std::vector<LessonEntry>& lessons) {
+  std::map<std::string, Recipe> recipes;
+  for (const auto& lesson : lessons) {
+    const std::string target = "lesson-" + lesson.id;
+    const std::string link = ninja_command(build, "bin/" + target);
+    const std::string object = object_in(link, target);
+    const std::string compile = ninja_command(build, object);
+    Recipe recipe;
+    recipe.directory = build;
+    // The dependency file is the build folder's business, not the box's.
+    std::string open = compile;
+    const std::string depfile = fmt::format(" -MD -MT {0} -MF {0}.d", object);
+    if (open.find(depfile) != std::string::npos) open.replace(open.find(depfile), depfile.size(), "");
+    open = replaced(open, "-o " + object, "-o {object}", target);
+    const auto source = open.rfind(" -c ");
+    if (source == std::string::npos) throw Failure(Outcome::kBuildFailed, target + ": its compile command has no -c");
+    // A student's warning is not a failed build, whatever this build's -Werror.
+    recipe.compile = open.substr(0, source) + " -Wno-error -c {source}";
+    recipe.link = replaced(replaced(link, object, "{object}", target), "-o bin/" + target, "-o {program}", target);
+    recipes[lesson.id] = recipe;
+  }
+  return recipes;
+}
+
+nlohmann::json recipes_json(const std::map<std::string, Recipe>& recipes) {
+  nlohmann::json document = nlohmann::json::object();
+  for (const auto& [id, recipe] : recipes)
+    document[id] = {{"compile", recipe.compile}, {"link", recipe.link}, {"directory", recipe.directory}};
+  return document;
+}
+
+std::map<std::string, Recipe> parse_recipes(const std::string& text) {
+  std::map<std::string, Recipe> recipes;
+  try {
+    const auto document = nlohmann::json::parse(text);
+    for (const auto& [id, entry] : document.items())
+      recipes[id] = {entry.at("compile").get<std::string>(), entry.at("link").get<std::string>(),
+                     entry.at("directory").get<std::string>()};
+  } catch (const nlohmann::json::exception& e) {
+    throw Failure(Outcome::kUsage, std::string("not a recipes document: ") + e.what());
+  }
+  return recipes;
+}
+
+std::map<std::string, std::string> build_from_recipes(const std::map<std::string, Recipe>& recipes,
+                                                      const std::vector<LessonEntry>& lessons, const std::string& root,
+                                                      const std::string& bin, const std::string& objects,
+                                                      const std::vector<std::string>& strip) {
+  std::map<std::string, std::string> failed;
+  fs::create_directories(objects);
+  for (const auto& lesson : lessons) {
+    const std::string source = fmt::format("{}/lessons/{}/main.cpp", root, lesson.directory());
+    if (!fs::is_regular_file(source)) {
+      failed[lesson.id] = fmt::format("lessons/{}/main.cpp is missing\n", lesson.directory());
+      continue;
+    }
+    const auto recipe = recipes.find(lesson.id);
+    if (recipe == recipes.end()) {
+      failed[lesson.id] = "this build has no recipe for lesson " + lesson.id + "\n";
+      continue;
+    }
+    const std::string object = fmt::format("{}/lesson-{}.o", objects, lesson.id);
+    const std::string program = fmt::format("{}/lesson-{}", bin, lesson.id);
+    for (std::string step : {recipe->second.compile, recipe->second.link}) {
+      for (const auto& [word, value] : {std::pair<std::string, std::string>{"{source}", source},
+                                        {"{object}", object}, {"{program}", program}})
+        for (auto at = step.find(word); at != std::string::npos; at = step.find(word, at + value.size()))
+          step.replace(at, word.size(), value);
+      ProcessOptions options;
+      options.argv = {"/bin/sh", "-c", step};
+      options.working_directory = recipe->second.directory;
+      options.timeout_s = kStepTimeout;
+      const ProcessResult result = run_process(options);
+      if (!result.ok()) {
+        failed[lesson.id] = without_prefixes(result.out + result.err, strip);
+        if (result.timed_out) failed[lesson.id] += "the build " + result.outcome(options.timeout_s) + "\n";
+        break;
+      }
+    }
+  }
+  return failed;
+}
+
+}  // namespace gpulab::grading
