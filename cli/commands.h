@@ -21,5 +21,7 @@ void setup_start(CLI::App& app);   // the interactive tutorial (start.cpp)
 void setup_reset(CLI::App& app);
 void setup_quiz(CLI::App& app);
 void setup_dev(CLI::App& app);     // gpulab dev check (dev_check.cpp)
+void setup_class(CLI::App& app);   // gpulab class grade (class_grade.cpp)
+void add_class_grade(CLI::App& klass);
 
 }  // namespace gpulab::cli

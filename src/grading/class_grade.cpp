@@ -1,0 +1,303 @@
+// Grading a class: the grader's programs built once, then a box per student (box.h), a few
+// at a time, each building the student's exercises with this build's recipes (recipes.h)
+// and running `gpulab class grade-in-box` there, which grades them with the one engine
+// (grading.h) and prints its result. Nothing a student's code does reaches another
+// student's result: each box's result is read by this process and written by it.
+#include "grading/class_grade.h"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include "grading/grading_folder.h"
+#include "grading/recipes.h"
+#include "grading/runner.h"
+#include "proc/self.h"
+#include "proc/temp_dir.h"
+#include "report/message_text.h"
+#include "report/outcome.h"
+
+namespace fs = std::filesystem;
+
+namespace gpulab::grading {
+namespace {
+
+bool is_lesson_program(const std::string& name) {
+  for (const char* prefix : {"lesson-", "solution-", "mutant-"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// What the box sees of this repository and build: the lesson API's headers, the library and
+// its precompiled header, the checks and the CLI, LibTorch, the lessons as shipped and the
+// nodes. Not the solutions, the known wrong answers, the site or any other program of bin/.
+BoxLayout box_layout(const std::string& source, const std::string& build, const std::string& recipes) {
+  BoxLayout layout;
+  for (const char* folder : {"include", "src", "nodes", "lessons"}) layout.read_only.push_back(source + "/" + folder);
+  for (const char* folder : {"src", "libtorch-include"})
+    if (fs::exists(build + "/" + folder)) layout.read_only.push_back(build + "/" + folder);
+  const auto cache = read_build_cache(build);
+  const auto libtorch = cache.find("LIBTORCH_PREFIX");
+  if (libtorch != cache.end() && !libtorch->second.empty() && libtorch->second.rfind("/usr/", 0) != 0)
+    layout.read_only.push_back(libtorch->second);
+  layout.read_only.push_back(recipes);
+  layout.bin = build + "/bin";
+  for (const auto& entry : fs::directory_iterator(layout.bin))
+    if (entry.is_regular_file() && !is_lesson_program(entry.path().filename().string()))
+      layout.programs.push_back(entry.path().string());
+  std::sort(layout.programs.begin(), layout.programs.end());
+  layout.env = {{"GPULAB_STATE_DIR", "/tmp/state"}};
+  return layout;
+}
+
+// "alice", "alice-2", …: the folders' names, unique within the class.
+std::vector<std::string> student_names(const std::vector<std::string>& trees) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (const auto& tree : trees) {
+    std::string name = fs::path(tree).lexically_normal().filename().string();
+    if (name.empty() || name == "." || name == "..") name = fs::path(tree).lexically_normal().parent_path().filename().string();
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    if (name.empty()) name = "student";
+    const int count = ++seen[name];
+    names.push_back(count == 1 ? name : fmt::format("{}-{}", name, count));
+  }
+  return names;
+}
+
+// A JUnit document with one error: a student whose box gave no result.
+std::string junit_error(const std::string& student, const std::string& message) {
+  pugi::xml_document document;
+  auto suites = document.append_child("testsuites");
+  auto suite = suites.append_child("testsuite");
+  suite.append_attribute("name") = student.c_str();
+  suite.append_attribute("tests") = 1;
+  suite.append_attribute("errors") = 1;
+  auto testcase = suite.append_child("testcase");
+  testcase.append_attribute("name") = "grading";
+  testcase.append_child("error").append_attribute("message") = message.c_str();
+  std::ostringstream text;
+  document.save(text, "  ");
+  return text.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file) throw Failure(Outcome::kUsage, "cannot write " + path);
+}
+
+// The box's result, read; a limit hit is the student's status even when there is a result.
+void read_result(StudentGrade& student, const BoxResult& box, double limit_s, const std::vector<std::string>& ids) {
+  student.limits_hit = box.limits_hit;
+  const auto document = parse_box_result(box.process.out, ids);
+  if (document) {
+    student.grading = document->grading;
+    student.junit = document->junit;
+    if (document->disk_full) student.limits_hit.push_back("disk");
+  }
+  if (!student.limits_hit.empty()) {
+    student.status = "over_limit";
+    std::string which;
+    for (const auto& limit : student.limits_hit) which += (which.empty() ? "" : ", ") + limit;
+    student.message = fmt::format("stopped at the box's limit: {}", which);
+  } else {
+    student.status = document ? "graded" : "no_result";
+  }
+  if (!document) {
+    // What the box said last is why, most often.
+    std::istringstream err(box.process.err);
+    std::string said;
+    for (std::string line; std::getline(err, line);)
+      if (!line.empty()) said = line;
+    student.message += fmt::format("{}the box {} without a result{}", student.message.empty() ? "" : "; ",
+                                   box.process.outcome(limit_s), said.empty() ? "" : ": " + said);
+  }
+}
+
+std::string student_line(const StudentGrade& student) {
+  std::string score = "-";
+  if (!student.grading.is_null())
+    score = fmt::format("{} of {} lessons passed", student.grading.value("passed", 0),
+                        student.grading.value("passed", 0) + student.grading.value("failed", 0));
+  std::string line = fmt::format("{:<20} {:<11} {:<24} {:>5.0f} s\n", student.name, student.status, score, student.seconds);
+  if (!student.message.empty()) line += "    " + student.message.substr(0, student.message.find('\n')) + '\n';
+  return line;
+}
+
+}  // namespace
+
+std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out) {
+  if (options.students.empty()) throw Failure(Outcome::kUsage, "name the students' trees to grade");
+  if (options.jobs == 0) throw Failure(Outcome::kUsage, "--jobs must be at least 1");
+  if (options.timeout_s <= 0) throw Failure(Outcome::kUsage, "--timeout must be a positive number of seconds");
+  const Manifest manifest = load_manifest();
+  std::vector<LessonEntry> lessons;
+  if (options.lessons.empty()) lessons = manifest.lessons;
+  for (const auto& id : options.lessons) lessons.push_back(manifest.find(id));
+  const std::string build = fs::weakly_canonical(executable_dir() + "/..").string();
+  if (!fs::exists(build + "/build.ninja"))
+    throw Failure(Outcome::kUsage, "class grade needs the Ninja build folder gpulab was built in");
+  if (const std::string why = box_unavailable(); !why.empty()) throw Failure(Outcome::kUsage, why);
+
+  // The grader's own programs, once for the class.
+  std::vector<std::string> targets = {"gpulab_cli"};
+  for (const auto& lesson : lessons) targets.push_back("lesson" + lesson.id + "-checks");
+  out << fmt::format("gpulab: building the checks of {} lessons (once for the class)\n", lessons.size()) << std::flush;
+  const BuildResult grader = make_builder(build, {manifest.root + "/"})->build(targets);
+  if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks failed:\n" + grader.messages);
+  const auto recipes = read_recipes(build, lessons);
+  TempDir scratch("gpulab-class");
+  const std::string recipes_file = scratch.fresh("recipes.json");
+  write_text(recipes_file, recipes_json(recipes).dump(2));
+  const BoxLayout base = box_layout(manifest.root, build, recipes_file);
+
+  std::vector<std::string> command = {build + "/bin/gpulab", "class", "grade-in-box", "--recipes", recipes_file,
+                                      "--timeout", fmt::format("{}", options.timeout_s)};
+  if (!options.lessons.empty()) {
+    std::string ids;
+    for (const auto& lesson : lessons) ids += (ids.empty() ? "" : ",") + lesson.id;
+    command.insert(command.end(), {"--lessons", ids});
+  }
+  if (options.placement) command.push_back("--placement");
+
+  std::vector<std::string> ids;
+  for (const auto& lesson : lessons) ids.push_back(lesson.id);
+  fs::create_directories(options.out);
+  const auto names = student_names(options.students);
+  std::vector<StudentGrade> students(options.students.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex printing;
+  std::string enforcement;
+  auto grade_next = [&]() {
+    for (std::size_t i = next++; i < students.size(); i = next++) {
+      const auto started = std::chrono::steady_clock::now();
+      StudentGrade& student = students[i];
+      student.name = names[i];
+      std::error_code error;
+      const std::string tree = fs::canonical(options.students[i], error).string();
+      if (error || !fs::is_directory(tree + "/lessons")) {
+        student.status = "not_a_tree";
+        student.message = fmt::format("'{}' has no lessons/ folder", options.students[i]);
+      } else {
+        BoxLayout layout = base;
+        layout.student = tree;
+        try {
+          const BoxResult box = run_in_box(layout, options.limits, command);
+          read_result(student, box, options.limits.wall_s, ids);
+          const std::lock_guard<std::mutex> lock(printing);
+          enforcement = box.enforcement;
+        } catch (const std::exception& e) {
+          student.status = "no_result";
+          student.message = e.what();
+        }
+      }
+      student.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const std::string folder = options.out + "/" + student.name;
+      fs::create_directories(folder);
+      nlohmann::json document = {{"student", student.name}, {"status", student.status}, {"limits_hit", student.limits_hit},
+                                 {"message", student.message}, {"grading", student.grading}};
+      write_text(folder + "/grading.json", document.dump(2) + "\n");
+      write_text(folder + "/junit.xml", student.junit.empty() ? junit_error(student.name, student.status + ": " + student.message)
+                                                             : student.junit);
+      const std::lock_guard<std::mutex> lock(printing);
+      out << student_line(student) << std::flush;
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned j = 0; j < std::min<std::size_t>(options.jobs, students.size()); ++j) workers.emplace_back(grade_next);
+  for (auto& worker : workers) worker.join();
+  write_text(options.out + "/class.json", class_summary(students, enforcement).dump(2) + "\n");
+  return students;
+}
+
+nlohmann::json class_summary(const std::vector<StudentGrade>& students, const std::string& enforcement) {
+  nlohmann::json list = nlohmann::json::array();
+  std::map<std::string, std::pair<int, int>> per_lesson;  // id -> passed, graded
+  for (const auto& student : students) {
+    nlohmann::json lessons = nlohmann::json::object();
+    if (!student.grading.is_null())
+      for (const auto& lesson : student.grading.value("lessons", nlohmann::json::array())) {
+        const std::string id = lesson.value("id", "");
+        const std::string status = lesson.value("status", "");
+        lessons[id] = status;
+        per_lesson[id].first += status == "passed" ? 1 : 0;
+        per_lesson[id].second += 1;
+      }
+    list.push_back({{"student", student.name},
+                    {"status", student.status},
+                    {"passed", student.grading.is_null() ? 0 : student.grading.value("passed", 0)},
+                    {"lessons", lessons},
+                    {"limits_hit", student.limits_hit},
+                    {"message", student.message},
+                    {"seconds", std::round(student.seconds)}});
+  }
+  nlohmann::json rates = nlohmann::json::object();
+  for (const auto& [id, counts] : per_lesson) rates[id] = {{"passed", counts.first}, {"graded", counts.second}};
+  return {{"students", list}, {"lessons", rates}, {"box", enforcement}};
+}
+
+std::optional<BoxDocument> parse_box_result(const std::string& out, const std::vector<std::string>& lesson_ids) {
+  static const std::set<std::string> statuses = {"passed", "failed", "build_failed", "crashed", "timed_out"};
+  const auto end = out.find_last_not_of('\n');
+  if (end == std::string::npos) return std::nullopt;
+  const auto start = out.rfind('\n', end);
+  const std::string last = out.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+  const auto document = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
+  if (!document.is_object() || !document.contains("grading") || !document.contains("junit") || !document.contains("disk_full"))
+    return std::nullopt;
+  BoxDocument result;
+  result.grading = document["grading"];
+  if (!document["junit"].is_string() || !document["disk_full"].is_boolean() || !result.grading.is_object() ||
+      !result.grading.contains("lessons") || !result.grading["lessons"].is_array())
+    return std::nullopt;
+  result.junit = document["junit"].get<std::string>();
+  result.disk_full = document["disk_full"].get<bool>();
+  std::set<std::string> expected(lesson_ids.begin(), lesson_ids.end());
+  std::size_t passed = 0;
+  for (const auto& lesson : result.grading["lessons"]) {
+    if (!lesson.is_object() || !lesson.contains("id") || !lesson["id"].is_string() || !lesson.contains("status") ||
+        !lesson["status"].is_string() || !statuses.count(lesson["status"].get<std::string>()) ||
+        expected.erase(lesson["id"].get<std::string>()) != 1)
+      return std::nullopt;
+    passed += lesson["status"] == "passed" ? 1 : 0;
+  }
+  if (!expected.empty()) return std::nullopt;  // a lesson asked for is not there
+  result.grading["passed"] = passed;
+  result.grading["failed"] = lesson_ids.size() - passed;
+  return result;
+}
+
+void grade_in_box(const GradeOptions& options, std::ostream& out, std::ostream& progress) {
+  GradeOptions in_box = options;
+  if (in_box.root.empty()) in_box.root = kStudentInBox;
+  in_box.junit.clear();  // JUnit from the checks' XML report: no second run of each lesson's checks
+  const Grading grading = grade(in_box, progress);
+  // A box whose memory file systems are full was filled on purpose, or by accident: either
+  // way a limit, for the grader to report.
+  bool disk_full = false;
+  for (const std::string& path : {std::string("/tmp"), fs::weakly_canonical(executable_dir()).string()}) {
+    struct statvfs space {};
+    if (statvfs(path.c_str(), &space) == 0 && static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < (1u << 20))
+      disk_full = true;
+  }
+  out << nlohmann::json{{"grading", grading_json(grading)}, {"junit", grading_junit(grading)}, {"disk_full", disk_full}}.dump()
+      << '\n';
+}
+
+}  // namespace gpulab::grading
