@@ -1,0 +1,204 @@
+// gpulab class grade, from outside: a class of student trees graded in boxes. Honest students
+// are graded as `check all` grades them; students whose exercise attacks the grader (reads
+// a neighbour's tree or the solutions, writes to the instructor's files, opens a socket,
+// fork-bombs, fills the disk, eats the memory) leave no trace outside their box, are
+// stopped at its limits and reported by status, and change nobody else's grade.
+//
+// Every hostile exercise reports what its attempt gave (READ:…, WROTE, CONNECTED or
+// BLOCKED:…) as the lesson's error, which the grading JSON shows as what the checks
+// observed: a box that let an attempt through fails here by name.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+
+#include "course/manifest.h"
+#include "lesson_run.h"
+#include "proc/process.h"
+
+namespace fs = std::filesystem;
+using namespace gpulab;
+using namespace gpulab::test;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+// Lesson 01's exercise whose body first does `attack`, a block that sets `std::string what`.
+std::string hostile(const std::string& attack) {
+  return "#include <fcntl.h>\n#include <unistd.h>\n#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n"
+         "#include <cstdlib>\n#include <fstream>\n#include <sstream>\n#include <stdexcept>\n#include <string>\n#include <vector>\n"
+         "#include \"gpulab/lesson.h\"\n"
+         "int main(int argc, char** argv) {\n"
+         "  return gpulab::run_lesson(\"01\", argc, argv, [](gpulab::Lesson&) {\n"
+         "    std::string what = \"nothing\";\n" +
+         attack + "\n    throw std::runtime_error(\"ATTEMPT \" + what);\n  });\n}\n";
+}
+
+// A block that reads `path` into what: READ:<text> or BLOCKED.
+std::string read_attempt(const std::string& path) {
+  return "    { std::ifstream in(\"" + path + "\"); std::stringstream all; all << in.rdbuf();\n"
+         "      what = in && !all.str().empty() ? \"READ:\" + all.str() : \"BLOCKED\"; }";
+}
+
+const nlohmann::json& lesson_01(const nlohmann::json& student) {
+  return student.at("grading").at("lessons").at(0);
+}
+
+// Everything the checks observed of lesson 01, in one text.
+std::string observed(const nlohmann::json& student) {
+  std::string text;
+  if (student.at("grading").is_null()) return text;
+  for (const auto& check : lesson_01(student).at("checks")) text += check.value("observed", nlohmann::json("")).dump() + "\n";
+  return text + lesson_01(student).value("message", "");
+}
+
+}  // namespace
+
+TEST_CASE("a class graded in boxes: hostile exercises are contained and reported, the others graded as usual", "[class]") {
+  const Manifest lessons = load_manifest(source_dir() + "/lessons/manifest.json");
+  const std::string dir = lessons.find("01").directory();
+  const fs::path root = fresh_state_dir();
+  const fs::path outside = root / "instructor-home";
+  fs::create_directories(outside);
+  std::ofstream(outside / "notes.txt") << "the instructor's notes\n";
+
+  // A listener on this machine's loopback: a box with the network would reach it.
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(listen(listener, 8) == 0);
+  socklen_t length = sizeof address;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+
+  auto student = [&](const std::string& name, const std::string& main_cpp) {
+    const fs::path tree = root / "class" / name;
+    fs::create_directories(tree / "lessons");
+    fs::copy(fs::path(source_dir()) / "lessons" / dir, tree / "lessons" / dir, fs::copy_options::recursive);
+    std::ofstream(tree / "lessons" / dir / "main.cpp") << main_cpp;
+    return tree;
+  };
+  const std::string solution = read_text(fs::path(source_dir()) / "solutions" / dir / "main.cpp");
+  const std::string secret = "the neighbour's own work, line 7";
+  const fs::path honest = student("honest", solution + "// " + secret + "\n");
+  student("unfinished", read_text(fs::path(source_dir()) / "lessons" / dir / "main.cpp"));
+  student("reads-a-neighbour", hostile(read_attempt((honest / "lessons" / dir / "main.cpp").string())));
+  student("reads-the-solutions", hostile(read_attempt(source_dir() + "/solutions/" + dir + "/main.cpp")));
+  student("includes-the-solution", "#include \"" + source_dir() + "/solutions/" + dir + "/main.cpp\"\n");
+  student("writes-home", hostile("    { std::ofstream out(\"" + (outside / "pwned").string() + "\"); out << \"x\";\n"
+                                 "      std::ofstream home(std::string(std::getenv(\"HOME\")) + \"/../../pwned\"); home << \"x\";\n"
+                                 "      what = out ? \"WROTE\" : \"BLOCKED\"; }"));
+  student("opens-a-socket", hostile("    { int s = socket(AF_INET, SOCK_STREAM, 0); sockaddr_in a{}; a.sin_family = AF_INET;\n"
+                                    "      a.sin_port = htons(" + port + "); a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);\n"
+                                    "      bool near = connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;\n"
+                                    "      int t = socket(AF_INET, SOCK_STREAM, 0); inet_pton(AF_INET, \"192.0.2.1\", &a.sin_addr);\n"
+                                    "      bool far = connect(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;\n"
+                                    "      what = near || far ? \"CONNECTED\" : \"BLOCKED\"; }"));
+  student("fork-bomb", hostile("    for (;;) fork();"));
+  student("fills-the-disk", hostile("    { std::vector<char> block(1 << 20, 'x'); std::ofstream out(\"/tmp/fill\");\n"
+                                    "      for (int i = 0; i < 4096 && out.write(block.data(), block.size()); ++i) {}\n"
+                                    "      what = \"BLOCKED\"; }"));
+  student("eats-memory", hostile("    { std::vector<std::vector<char>> kept;\n"
+                                 "      for (int i = 0; i < 256; ++i) kept.emplace_back(std::size_t(64) << 20, 'x');\n"
+                                 "      what = \"ALLOCATED\"; }"));
+  const std::string honest_before = read_text(honest / "lessons" / dir / "main.cpp");
+
+  ProcessOptions options;
+  options.argv = {bin_dir() + "/gpulab", "class", "grade", "--lessons", "01", "--jobs", "2", "--timeout", "20",
+                  "--memory", "1", "--disk", "64", "--student-timeout", "120", "--out", (root / "grades").string()};
+  for (const auto& entry : fs::directory_iterator(root / "class")) options.argv.push_back(entry.path().string());
+  options.env = {{"GPULAB_STATE_DIR", fresh_state_dir()}, {"CUDA_VISIBLE_DEVICES", std::nullopt}, {"GPULAB_NODE", std::nullopt}};
+  options.timeout_s = 1800;
+  const ProcessResult ran = run_process(options);
+  INFO("gpulab class grade -> " << ran.outcome(1800) << "\n" << ran.out << ran.err);
+  // Not every student was graded (the box stopped some): exit code 1.
+  CHECK(ran.exit_code == 1);
+
+  const auto summary = nlohmann::json::parse(read_text(root / "grades" / "class.json"));
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& name : {"honest", "unfinished", "reads-a-neighbour", "reads-the-solutions", "includes-the-solution",
+                           "writes-home", "opens-a-socket", "fork-bomb", "fills-the-disk", "eats-memory"}) {
+    const fs::path file = root / "grades" / name / "grading.json";
+    INFO(file.string());
+    REQUIRE(fs::exists(file));
+    REQUIRE(fs::exists(root / "grades" / name / "junit.xml"));
+    pugi::xml_document junit;
+    CHECK(junit.load_file((root / "grades" / name / "junit.xml").c_str()));
+    by_name[name] = nlohmann::json::parse(read_text(file));
+  }
+  const std::string box = summary.at("box").get<std::string>();
+  INFO("box: " << box);
+
+  // Honest students: graded as check all grades them.
+  CHECK(by_name["honest"].at("status") == "graded");
+  CHECK(lesson_01(by_name["honest"]).at("status") == "passed");
+  CHECK(by_name["unfinished"].at("status") == "graded");
+  CHECK(lesson_01(by_name["unfinished"]).at("status") == "failed");
+
+  // Reading and writing outside the box: the attempt fails, and the box says so.
+  for (const auto& name : {"reads-a-neighbour", "reads-the-solutions", "writes-home", "opens-a-socket"}) {
+    INFO(name << ": " << by_name[name].dump(2));
+    CHECK(by_name[name].at("status") == "graded");
+    CHECK(lesson_01(by_name[name]).at("status") == "failed");
+    CHECK(observed(by_name[name]).find("ATTEMPT BLOCKED") != std::string::npos);
+  }
+  CHECK(lesson_01(by_name["includes-the-solution"]).at("status") == "build_failed");
+  const std::string all_grades = [&] {
+    std::string text;
+    for (const auto& entry : fs::recursive_directory_iterator(root / "grades"))
+      if (entry.is_regular_file()) text += read_text(entry.path());
+    return text;
+  }();
+  CHECK(all_grades.find(secret) == std::string::npos);
+  CHECK(all_grades.find("READ:") == std::string::npos);
+  CHECK(read_text(honest / "lessons" / dir / "main.cpp") == honest_before);
+  CHECK_FALSE(fs::exists(outside / "pwned"));
+  CHECK(read_text(outside / "notes.txt") == "the instructor's notes\n");
+  CHECK(accept(listener, nullptr, nullptr) < 0);  // nobody connected
+  close(listener);
+
+  // Limits: stopped, and reported by name.
+  auto hit = [&](const std::string& name, const std::string& limit) {
+    for (const auto& l : by_name[name].at("limits_hit"))
+      if (l == limit) return true;
+    return false;
+  };
+  CHECK(by_name["fills-the-disk"].at("status") == "over_limit");
+  CHECK(hit("fills-the-disk", "disk"));
+  CHECK(lesson_01(by_name["fork-bomb"]).at("status") != "passed");
+  CHECK(lesson_01(by_name["eats-memory"]).at("status") != "passed");
+  if (box.find("processes") != std::string::npos) {  // a cgroup counts them (root, or delegated)
+    CHECK(by_name["fork-bomb"].at("status") == "over_limit");
+    CHECK(hit("fork-bomb", "processes"));
+  }
+  if (box.find("memory") != std::string::npos) {
+    CHECK(by_name["eats-memory"].at("status") == "over_limit");
+    CHECK(hit("eats-memory", "memory"));
+  }
+  // The class summary agrees with the students' files.
+  for (const auto& entry : summary.at("students")) {
+    INFO(entry.dump());
+    CHECK(entry.at("status") == by_name.at(entry.at("student").get<std::string>()).at("status"));
+  }
+  CHECK(summary.at("lessons").at("01").at("passed") == 1);
+}
