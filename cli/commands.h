@@ -22,4 +22,7 @@ void setup_reset(CLI::App& app);
 void setup_quiz(CLI::App& app);
 void setup_dev(CLI::App& app);     // gpulab dev check (dev_check.cpp)
 
+// gpulab class: for instructors, a class's checkouts at once; each subcommand in its own file.
+void add_class_report(CLI::App& class_cmd);  // gpulab class report (class_report.cpp)
+
 }  // namespace gpulab::cli

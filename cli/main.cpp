@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   setup_reset(app);
   setup_quiz(app);
   setup_dev(app);
+  auto* class_cmd = app.add_subcommand("class", "for instructors: a class's checkouts at once");
+  class_cmd->require_subcommand(1);
+  add_class_report(*class_cmd);
   // An unknown command says so (CLI11 alone would answer "A subcommand is required").
   if (argc > 1 && argv[1][0] != '-') {
     const std::string name = argv[1];
