@@ -54,8 +54,9 @@ void add_class_grade(CLI::App& klass) {
 }
 
 void setup_class(CLI::App& app) {
-  auto* klass = app.add_subcommand("class", "for instructors: a class's trees graded (docs/class.md)");
+  auto* klass = app.add_subcommand("class", "for instructors: a class's trees at once: their predictions, their grades (docs/class.md)");
   klass->require_subcommand(1);
+  add_class_report(*klass);
   add_class_grade(*klass);
 }
 

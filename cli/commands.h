@@ -21,7 +21,10 @@ void setup_start(CLI::App& app);   // the interactive tutorial (start.cpp)
 void setup_reset(CLI::App& app);
 void setup_quiz(CLI::App& app);
 void setup_dev(CLI::App& app);     // gpulab dev check (dev_check.cpp)
-void setup_class(CLI::App& app);   // gpulab class grade (class_grade.cpp)
-void add_class_grade(CLI::App& klass);
+void setup_class(CLI::App& app);   // gpulab class: report and grade (class_grade.cpp wires both)
+
+// gpulab class: for instructors, a class's checkouts at once; each subcommand in its own file.
+void add_class_report(CLI::App& class_cmd);  // gpulab class report (class_report.cpp)
+void add_class_grade(CLI::App& class_cmd);   // gpulab class grade (class_grade.cpp)
 
 }  // namespace gpulab::cli

@@ -42,6 +42,7 @@ PARTS = {
     "grading":      ["src/grading"],
     "view":         ["src/view"],
     "tutor":        ["src/tutor"],
+    "classroom":    ["src/classroom"],
     "backend/sim":  ["src/backend/sim"],
     "backend/cuda": ["src/backend/cuda"],
     "backend":      ["src/backend"],       # the hook headers and physical_index.cpp
@@ -77,6 +78,7 @@ MAY_USE = {
     "grading":      ["model", "state", "proc", "report", "course"],
     "view":         ["model", "state", "report", "course"],
     "tutor":        ["model", "state", "proc", "report", "course", "grading", "view"],
+    "classroom":    ["model", "state", "proc", "report", "course", "grading", "view", "tutor"],
     "backend":      ["model"],
     "backend/sim":  ["model", "state", "report", "backend"],
     "backend/cuda": ["model", "report", "backend"],
@@ -84,13 +86,14 @@ MAY_USE = {
     "pch":          [],
     "libgpulab":    ["model", "state", "proc", "report", "backend"],
     "public":       [],
-    "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "backend"],
+    "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "classroom",
+                     "backend"],
 }
 # Every part may include the public headers (include/gpulab), except as TORCH_FREE says.
 
 # The torch-free modules (static libraries, no LibTorch) and the public headers that need
 # LibTorch, which they so must not include. observe.h and warnings.h are torch-free.
-TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "tutor"]
+TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "classroom"]
 TORCH_PUBLIC_HEADERS = ["include/gpulab/lesson.h", "include/gpulab/data_parallel.h",
                         "include/gpulab/distributed.h", "include/gpulab/cuda.h", "include/gpulab/threads.h",
                         "include/gpulab/processes.h"]
