@@ -21,5 +21,6 @@ void setup_start(CLI::App& app);   // the interactive tutorial (start.cpp)
 void setup_reset(CLI::App& app);
 void setup_quiz(CLI::App& app);
 void setup_dev(CLI::App& app);     // gpulab dev check (dev_check.cpp)
+void setup_export(CLI::App& app);  // gpulab export --student DIR (export.cpp)
 
 }  // namespace gpulab::cli
