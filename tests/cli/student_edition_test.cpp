@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -135,11 +136,14 @@ TEST_CASE("export --student refuses a folder that is not empty and the source tr
   CHECK_FALSE(fs::exists(inside));
 }
 
-// Built beside the main build folder and kept between runs (ccache serves the library, as for
-// the grading folders); only what `./gpulab check 01` needs is built.
+// Exported outside the source tree (the export refuses a folder inside it), to a folder per
+// main build folder kept between runs, so that its build folder is too; ccache serves the
+// library (its paths are relative to the source tree, as for the grading folders), and only
+// what `./gpulab check 01` needs is built.
 TEST_CASE("the student edition builds, grades lesson 01 and says it has no solutions", "[student-edition][slow]") {
   const fs::path build = fs::path(GPULAB_TEST_BUILD_DIR).lexically_normal();
-  const fs::path work = build.parent_path() / (build.filename().string() + "-student-edition-test");
+  const fs::path work = fs::temp_directory_path() / ("gpulab-student-edition-test-" +
+                                                     std::to_string(std::hash<std::string>{}(build.string())));
   const fs::path edition = work / "tree";
   const fs::path edition_build = work / "build";
   fs::remove_all(edition);
