@@ -7,6 +7,7 @@
 #include "check_all.h"
 #include "commands.h"
 #include "course/manifest.h"
+#include "course/student_edition.h"
 #include "grading/runner.h"
 #include "report/outcome.h"
 #include "view/verdict_text.h"
@@ -66,11 +67,13 @@ void setup_check(CLI::App& app) {
   auto options = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "check your exercise against the lesson's tests");
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04, or all (every lesson, for grading)")->required();
-  cmd->add_flag("--solution", options->solution, "check the reference solution instead");
+  auto* solution = cmd->add_flag("--solution", options->solution, "check the reference solution instead");
+  if (is_student_edition(source_root())) solution->group("");  // a student edition has none: not in its help
   cmd->add_flag("--verbose,-v", options->verbose, "show the checks' raw output (Catch2's report)");
   cmd->add_flag("--stretch", options->stretch, "check the lesson's optional stretch task instead of its task");
   add_check_all_options(*cmd, options->all);
   cmd->callback([options, cmd] {
+    if (options->solution) require_solutions(load_manifest(), "--solution");
     if (options->stretch && options->lesson == "all")
       throw Failure(Outcome::kUsage, "--stretch checks one lesson's stretch task; `check all` grades the tasks");
     if (options->lesson == "all") {

@@ -21,6 +21,7 @@ void setup_start(CLI::App& app);   // the interactive tutorial (start.cpp)
 void setup_reset(CLI::App& app);
 void setup_quiz(CLI::App& app);
 void setup_dev(CLI::App& app);     // gpulab dev check (dev_check.cpp)
+void setup_export(CLI::App& app);  // gpulab export --student DIR (export.cpp)
 void setup_class(CLI::App& app);   // gpulab class: report and grade (class_grade.cpp wires both)
 
 // gpulab class: for instructors, a class's checkouts at once; each subcommand in its own file.

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "course/lesson_rules.h"
 #include "course/manifest.h"
+#include "course/student_edition.h"
 #include "grading/mutants.h"
 #include "grading/shipped_lessons.h"
 #include "report/outcome.h"
@@ -25,6 +26,7 @@ struct DevCheckOptions {
 };
 
 void dev_check(const DevCheckOptions& options) {
+  if (options.root.empty()) require_solutions(load_manifest(), "dev check");  // it checks the solutions too
   const std::string root = options.root.empty() ? load_manifest().root : options.root;
   if (!options.root.empty() && !options.quick)
     throw Failure(Outcome::kUsage, "dev check --root checks another tree's structure only; add --quick");
@@ -64,6 +66,7 @@ void setup_dev(CLI::App& app) {
   mutate->add_option("--mutations", mutants->patches, "the folder of lessonNN/*.patch (default: tests/mutations)");
   mutate->add_option("--timeout", mutants->timeout_s, "seconds each mutant's checks may run")->capture_default_str();
   mutate->callback([mutants] {
+    require_solutions(load_manifest(), "dev mutants");
     if (grading::grade_mutants(*mutants, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
   });
 }

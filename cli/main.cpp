@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   setup_reset(app);
   setup_quiz(app);
   setup_dev(app);
+  setup_export(app);
   setup_class(app);
   // An unknown command says so (CLI11 alone would answer "A subcommand is required").
   if (argc > 1 && argv[1][0] != '-') {

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "course/manifest.h"
+#include "course/student_edition.h"
 #include "grading/runner.h"
 #include "report/outcome.h"
 #include "tutor/progress.h"
@@ -99,14 +100,18 @@ void setup_run(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "build and run a lesson in its scenario");
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04")->required();
-  cmd->add_flag("--solution", options->solution, "run the reference solution instead of your exercise");
+  auto* solution = cmd->add_flag("--solution", options->solution, "run the reference solution instead of your exercise");
+  if (is_student_edition(source_root())) solution->group("");  // a student edition has none: not in its help
   cmd->add_flag("--json", options->json, "print the lesson report as JSON (docs/report-schema.md)");
   cmd->add_flag("!--no-picture", options->picture, "no picture of the node (docs/node-picture.md) after the run");
   cmd->add_option("--timeout", options->timeout_s, "stop the program after this many seconds")->capture_default_str();
   cmd->add_flag("--explain", options->explain,
                 "after the run, say how CUDA read CUDA_VISIBLE_DEVICES (shown anyway once the lesson's predictions are answered)");
   cmd->add_option("args", options->args, "arguments for the lesson program (after --)");
-  cmd->callback([options] { run_lesson_program(*options); });
+  cmd->callback([options] {
+    if (options->solution) require_solutions(load_manifest(), "--solution");
+    run_lesson_program(*options);
+  });
 }
 
 }  // namespace gpulab::cli

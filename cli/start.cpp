@@ -49,7 +49,9 @@ tutor::Tutor make_tutor(const tutor::TutorOptions& options) {
   const std::string file = tutor::progress_path(manifest.root);
   tutor::Progress progress = tutor::load_progress(file);
   auto goals = exercise_goals(manifest);
-  return tutor::Tutor(std::move(manifest), std::move(progress), options, file, view::stdout_style(), std::move(goals));
+  tutor::TutorOptions with_class = options;
+  with_class.class_settings = load_class_settings(manifest);  // a student edition's hint caps
+  return tutor::Tutor(std::move(manifest), std::move(progress), with_class, file, view::stdout_style(), std::move(goals));
 }
 
 class Start {

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "course/manifest.h"
+#include "course/student_edition.h"
 #include "report/outcome.h"
 #include "tutor/progress.h"
 #include "tutor/tutor.h"
@@ -41,7 +42,8 @@ void print_start_targets(const std::string& lesson) {
     const std::string& id = manifest.lessons[(first + k) % count].id;
     std::cout << " lesson-" << id << " lesson" << id << "-checks";
   }
-  for (std::size_t k = 0; k < count; ++k) std::cout << " solution-" << manifest.lessons[(first + k) % count].id;
+  if (!is_student_edition(manifest.root))  // a student edition has no solutions to build
+    for (std::size_t k = 0; k < count; ++k) std::cout << " solution-" << manifest.lessons[(first + k) % count].id;
   std::cout << '\n';
 }
 
@@ -77,7 +79,9 @@ void setup_targets(CLI::App& app) {
       return;
     }
     if (options->lesson.empty()) throw Failure(Outcome::kUsage, "targets: which lesson?");
-    const LessonEntry lesson = load_manifest().find(options->lesson);
+    const Manifest manifest = load_manifest();
+    const LessonEntry lesson = manifest.find(options->lesson);
+    if (options->solution) require_solutions(manifest, "--solution");  // before ./gpulab builds a solution-NN
     const std::string program = (options->solution ? "solution-" : "lesson-") + lesson.id;
     std::cout << program << (options->command == "check" ? " lesson" + lesson.id + "-checks" : "") << '\n';
   });

@@ -102,8 +102,11 @@ def explain_body(root, lesson):
 
 
 def lesson_pages(root, manifest):
+    # A student edition (docs/student-edition.md) has no solutions/: its pages show none.
+    student_edition = not os.path.isdir(os.path.join(root, "solutions"))
     pages = ["# Lessons {#lessons}\n\nOne page per lesson, in the order of "
-             "lessons/manifest.json: the lesson (its README), the exercise, the solution and "
+             "lessons/manifest.json: the lesson (its README), the exercise, "
+             + ("" if student_edition else "the solution ") + "and "
              "the checks, each included from its source.\n"]
     for lesson in manifest["lessons"]:
         claims = ", ".join(f"\\ref {anchor(c)} \"{c}\"" for c in lesson.get("claims", []))
@@ -111,10 +114,12 @@ def lesson_pages(root, manifest):
     for lesson in manifest["lessons"]:
         d, i = lesson_dir(lesson), lesson["id"]
         checks = f"tests/lessons/lesson{i}_checks.cpp"
-        for path in (f"lessons/{d}/main.cpp", f"solutions/{d}/main.cpp", checks):
+        solution = f"solutions/{d}/main.cpp"
+        for path in (f"lessons/{d}/main.cpp", checks) + (() if student_edition else (solution,)):
             if not os.path.isfile(os.path.join(root, path)):
                 fail(f"lesson {i}: {path} is missing")
         title = lesson["title"].replace("`", "")
+        solution_part = "" if student_edition else f"## The solution\n\n{solution}:\n\n\\include {solution}\n\n"
         pages.append(
             f"\n\\page lesson{i} Lesson {i}: {title}\n\n"
             f"`./gpulab run {i}` runs it, `./gpulab check {i}` checks it "
@@ -123,7 +128,7 @@ def lesson_pages(root, manifest):
             f"(lessons/{d}/EXPLAIN.md, `./gpulab explain {i}`).\n\n"
             f"{explain_body(root, lesson)}\n"
             f"## The exercise\n\nlessons/{d}/main.cpp, with its `TODO`s:\n\n\\include lessons/{d}/main.cpp\n\n"
-            f"## The solution\n\nsolutions/{d}/main.cpp:\n\n\\include solutions/{d}/main.cpp\n\n"
+            f"{solution_part}"
             f"## The checks\n\n{checks}, what `./gpulab check {i}` runs:\n\n\\include {checks}\n")
     return "".join(pages)
 

@@ -392,8 +392,16 @@ Actions Tutor::stretch() {
 Actions Tutor::hint() {
   const LessonEntry& l = lesson();
   if (l.hints.empty()) return {print("this lesson has no hints.\n")};
+  const int count = static_cast<int>(l.hints.size());
+  const int allowed = options_.class_settings ? options_.class_settings->hints_allowed(l.id, count) : count;
+  if (allowed == 0)
+    return {print(fmt::format("your class has no hints for this lesson ({}); c checks your file and says what is still wrong.\n",
+                              kClassFileName))};
   int& level = hint_level_[l.id];
-  level = std::min<int>(level + 1, static_cast<int>(l.hints.size()));
+  if (level >= allowed && allowed < count)
+    return {print(fmt::format("that was the last hint your class allows for this lesson: {} of {} ({}).\n", allowed, count,
+                              kClassFileName))};
+  level = std::min<int>(level + 1, allowed);
   return {print(fmt::format("hint {} of {}: {}\n", level, l.hints.size(), l.hints[static_cast<std::size_t>(level - 1)]))};
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "course/manifest.h"
+#include "course/student_edition.h"
 #include "grading/runner.h"
 #include "tutor/progress.h"
 #include "view/node_picture.h"
@@ -28,6 +29,8 @@ struct TutorOptions {
   bool no_watch = false;
   std::string lesson;      ///< start here instead of at the first lesson not passed
   double timeout_s = 300;  ///< per run and per checks: a hang is stopped, the tutorial goes on
+  /// A student edition's class file (its hint caps); none: every hint.
+  std::optional<ClassSettings> class_settings;
 };
 
 /// One thing for the front end to do, in the order given.

@@ -229,6 +229,26 @@ TEST_CASE("h gives the hints one level at a time, up to the last", "[tutor]") {
   CHECK(printed(tutor.on_key('h')) == "this lesson has no hints.\n");
 }
 
+TEST_CASE("h stops at the hint cap of a student edition's class file", "[tutor][student-edition]") {
+  Progress progress;
+  progress.lessons["01"].predictions_right = 2;
+  TutorOptions options;
+  options.class_settings = gpulab::parse_class_file("hints = all-but-last\n", "student-edition.conf");
+  Tutor tutor = tutor_with(progress, options);
+  tutor.start();
+  CHECK(printed(tutor.on_key('h')) == "hint 1 of 3: one\n");
+  CHECK(printed(tutor.on_key('h')) == "hint 2 of 3: two\n");
+  CHECK(printed(tutor.on_key('h')) ==
+        "that was the last hint your class allows for this lesson: 2 of 3 (student-edition.conf).\n");
+  CHECK(tutor.hint_level("01") == 2);
+
+  options.class_settings = gpulab::parse_class_file("hints.01 = none\n", "student-edition.conf");
+  Tutor without = tutor_with(progress, options);
+  without.start();
+  CHECK(printed(without.on_key('h')).rfind("your class has no hints for this lesson (student-edition.conf)", 0) == 0);
+  CHECK(without.hint_level("01") == 0);
+}
+
 TEST_CASE("a save rebuilds, runs and checks, passed checks record passed and advance progress", "[tutor]") {
   Progress progress;
   progress.lessons["01"].predictions_right = 2;
