@@ -31,14 +31,6 @@ std::string folder_name(const std::string& dir) {
   return name.empty() ? dir : name;
 }
 
-std::string scenario_text(const LessonEntry& lesson) {
-  std::string scenario;
-  for (const auto& [name, value] : lesson.env) scenario += fmt::format(" {}={}", name, value);
-  if (lesson.launched())
-    scenario += fmt::format(" launched: {} node(s) x {} processes", lesson.nnodes, lesson.nproc_per_node);
-  return scenario;
-}
-
 // Whether the exercise differs from git's HEAD (nullopt: git cannot tell, not a clone).
 std::optional<bool> differs_from_head(const std::string& root, const std::string& relative) {
   ProcessOptions git;
@@ -231,7 +223,7 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
     view::LessonTally lesson;
     lesson.id = entry.id;
     lesson.title = entry.title;
-    lesson.scenario = scenario_text(entry);
+    lesson.scenario = entry.scenario_text();
     lesson.students = report.students;
     std::vector<const tutor::LessonProgress*> started;
     for (const StudentTree* student : read) {

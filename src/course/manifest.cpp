@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace gpulab {
@@ -117,6 +118,13 @@ Manifest parse_manifest(std::string_view text, const std::string& file) {
     throw ManifestError("lesson manifest '" + file + "' is malformed: " + e.what());
   }
   return manifest;
+}
+
+std::string LessonEntry::scenario_text() const {
+  std::string scenario;
+  for (const auto& [name, value] : env) scenario += fmt::format(" {}={}", name, value);
+  if (launched()) scenario += fmt::format(" launched: {} node(s) x {} processes", nnodes, nproc_per_node);
+  return scenario;
 }
 
 }  // namespace gpulab

@@ -74,6 +74,9 @@ struct LessonEntry {
 
   /// "04-which-gpu-is-cuda-1": the folder under lessons/ and solutions/.
   std::string directory() const { return id + "-" + slug; }
+
+  /// The scenario in a line, e.g. " CUDA_VISIBLE_DEVICES=2,3 launched: 1 node(s) x 4 processes".
+  std::string scenario_text() const;
 };
 
 /// A manifest that cannot be read or is inconsistent; the message names the file and entry.

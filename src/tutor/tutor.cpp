@@ -40,14 +40,6 @@ std::optional<std::size_t> choice_of(const std::string& line, std::size_t count)
 std::string program_target(const LessonEntry& lesson) { return "lesson-" + lesson.id; }
 std::string checks_target(const LessonEntry& lesson) { return "lesson" + lesson.id + "-checks"; }
 
-std::string scenario_text(const LessonEntry& lesson) {
-  std::string scenario;
-  for (const auto& [name, value] : lesson.env) scenario += fmt::format(" {}={}", name, value);
-  if (lesson.launched())
-    scenario += fmt::format(" launched: {} node(s) x {} processes", lesson.nnodes, lesson.nproc_per_node);
-  return scenario;
-}
-
 }  // namespace
 
 std::string goal_of_text(const std::string& exercise_text) {
@@ -134,7 +126,7 @@ Actions Tutor::enter_lesson() {
   const std::string place = numbered_in_order ? fmt::format("lesson {} of {}", l.id, lessons)
                                               : fmt::format("lesson {} ({} of {})", l.id, position, lessons);
   std::string text = fmt::format("\n== {}: {}\n", place, l.title);
-  const std::string scenario = scenario_text(l);
+  const std::string scenario = l.scenario_text();
   if (!scenario.empty()) text += "   scenario:" + scenario + '\n';
   Actions actions = {print(text), save()};
   footer_pending_ = true;

@@ -26,19 +26,13 @@
 #include "course/manifest.h"
 #include "lesson_run.h"
 #include "proc/process.h"
+#include "proc/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace gpulab;
 using namespace gpulab::test;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream all;
-  all << in.rdbuf();
-  return all.str();
-}
 
 // Lesson 01's exercise whose body first does `attack`, a block that sets `std::string what`.
 std::string hostile(const std::string& attack) {
@@ -98,10 +92,10 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
     std::ofstream(tree / "lessons" / dir / "main.cpp") << main_cpp;
     return tree;
   };
-  const std::string solution = read_text(fs::path(source_dir()) / "solutions" / dir / "main.cpp");
+  const std::string solution = read_text_file(fs::path(source_dir()) / "solutions" / dir / "main.cpp");
   const std::string secret = "the neighbour's own work, line 7";
   const fs::path honest = student("honest", solution + "// " + secret + "\n");
-  student("unfinished", read_text(fs::path(source_dir()) / "lessons" / dir / "main.cpp"));
+  student("unfinished", read_text_file(fs::path(source_dir()) / "lessons" / dir / "main.cpp"));
   student("reads-a-neighbour", hostile(read_attempt((honest / "lessons" / dir / "main.cpp").string())));
   student("reads-the-solutions", hostile(read_attempt(source_dir() + "/solutions/" + dir + "/main.cpp")));
   student("includes-the-solution", "#include \"" + source_dir() + "/solutions/" + dir + "/main.cpp\"\n");
@@ -121,7 +115,7 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   student("eats-memory", hostile("    { std::vector<std::vector<char>> kept;\n"
                                  "      for (int i = 0; i < 256; ++i) kept.emplace_back(std::size_t(64) << 20, 'x');\n"
                                  "      what = \"ALLOCATED\"; }"));
-  const std::string honest_before = read_text(honest / "lessons" / dir / "main.cpp");
+  const std::string honest_before = read_text_file(honest / "lessons" / dir / "main.cpp");
 
   ProcessOptions options;
   options.argv = {bin_dir() + "/gpulab", "class", "grade", "--lessons", "01", "--jobs", "2", "--timeout", "20",
@@ -134,7 +128,7 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   // Not every student was graded (the box stopped some): exit code 1.
   CHECK(ran.exit_code == 1);
 
-  const auto summary = nlohmann::json::parse(read_text(root / "grades" / "class.json"));
+  const auto summary = nlohmann::json::parse(read_text_file(root / "grades" / "class.json"));
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& name : {"honest", "unfinished", "reads-a-neighbour", "reads-the-solutions", "includes-the-solution",
                            "writes-home", "opens-a-socket", "fork-bomb", "fills-the-disk", "eats-memory"}) {
@@ -144,7 +138,7 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
     REQUIRE(fs::exists(root / "grades" / name / "junit.xml"));
     pugi::xml_document junit;
     CHECK(junit.load_file((root / "grades" / name / "junit.xml").c_str()));
-    by_name[name] = nlohmann::json::parse(read_text(file));
+    by_name[name] = nlohmann::json::parse(read_text_file(file));
   }
   const std::string box = summary.at("box").get<std::string>();
   INFO("box: " << box);
@@ -166,14 +160,14 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   const std::string all_grades = [&] {
     std::string text;
     for (const auto& entry : fs::recursive_directory_iterator(root / "grades"))
-      if (entry.is_regular_file()) text += read_text(entry.path());
+      if (entry.is_regular_file()) text += read_text_file(entry.path());
     return text;
   }();
   CHECK(all_grades.find(secret) == std::string::npos);
   CHECK(all_grades.find("READ:") == std::string::npos);
-  CHECK(read_text(honest / "lessons" / dir / "main.cpp") == honest_before);
+  CHECK(read_text_file(honest / "lessons" / dir / "main.cpp") == honest_before);
   CHECK_FALSE(fs::exists(outside / "pwned"));
-  CHECK(read_text(outside / "notes.txt") == "the instructor's notes\n");
+  CHECK(read_text_file(outside / "notes.txt") == "the instructor's notes\n");
   CHECK(accept(listener, nullptr, nullptr) < 0);  // nobody connected
   close(listener);
 

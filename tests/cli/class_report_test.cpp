@@ -16,6 +16,7 @@
 
 #include "course/manifest.h"
 #include "proc/process.h"
+#include "proc/temp_dir.h"
 #include "lesson_run.h"
 
 using namespace gpulab;
@@ -23,13 +24,6 @@ using namespace gpulab::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // `gpulab start --no-watch --lesson 01` answering `typed` (one answer a line), with the
 // progress file in `tree`; the input ends after the answers, and so does the tutorial.
@@ -90,7 +84,7 @@ TEST_CASE("class report counts a scripted class's answers and marks the truth th
   scripted_tutorial(root / "ann", visible + "\n" + std::to_string(x_gpu) + "\n" + why1 + "\n" + why2 + "\n");
   scripted_tutorial(root / "ben", visible + "\n" + next_gpu + "\n" + why1 + "\n" + wrong2 + "\n");
   scripted_tutorial(root / "cat", wrong_count + "\ncpu\n");
-  const std::string ann_progress = read_text(root / "ann" / ".gpulab-progress");
+  const std::string ann_progress = read_text_file(root / "ann" / ".gpulab-progress");
   REQUIRE(ann_progress.find("lesson 01 started predictions 2/2 explained 2/2") != std::string::npos);
   // dan: ann's file, then a line a hand edit broke; eve: a checkout with no progress file.
   fs::create_directories(root / "dan");
@@ -112,7 +106,7 @@ TEST_CASE("class report counts a scripted class's answers and marks the truth th
   for (const char* name : {"ann", "ben", "cat", "dan", "eve", "nobody"})  // folder names, never paths
     CHECK(result.out.find((root / name).string()) == std::string::npos);
 
-  const nlohmann::json json = nlohmann::json::parse(read_text(json_file));
+  const nlohmann::json json = nlohmann::json::parse(read_text_file(json_file));
   CHECK(json.at("students") == 4);
   CHECK(json.at("truth_run") == true);
   CHECK(json.at("profile").get<std::string>().rfind("PyTorch ", 0) == 0);
@@ -159,7 +153,7 @@ TEST_CASE("class report counts a scripted class's answers and marks the truth th
   CHECK(problems[2].at("student") == "nobody");
   CHECK(problems[2].at("what") == "no such folder");
 
-  const std::string html = read_text(html_file);
+  const std::string html = read_text_file(html_file);
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
 }
