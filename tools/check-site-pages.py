@@ -73,6 +73,15 @@ for lesson in manifest["lessons"]:
             if part not in plain:
                 problems.append(f"{name} lacks '{part}'")
 
+# The instructor's kit: its pages, and the answer key's entry for every lesson.
+for required in ("instructors.html", "learning_objectives.html", "lab_plans.html", "rules_card.html",
+                 "class_server.html", "grading.html"):
+    page(required)
+answers = page("answer_key.html")
+for lesson in manifest["lessons"]:
+    if answers and f'id="answers_{lesson["id"]}"' not in answers:
+        problems.append(f"answer_key.html has no entry for lesson {lesson['id']}")
+
 companion = page("article_companion.html")
 for claim in sorted(set(claims) | cited):
     anchor = "claim_" + claim.replace(".", "_")

@@ -175,6 +175,31 @@ def companion_page(root, manifest, groups):
     return "".join(out)
 
 
+def answer_key_page(manifest):
+    """Every lesson's predictions with their explanation (which gives the answer) and the
+    right choice of each "why?" question, from the manifest: the instructors' answer key,
+    kept off the lesson pages' top and out of the learning objectives (docs/instructors.md)."""
+    out = ["# Answer key: the lessons' predictions {#answer_key}\n\n"
+           "Part of the \\ref instructors \"instructor's kit\", for instructors: **it gives every "
+           "prediction away.** Generated from lessons/manifest.json: for each question the tutorial "
+           "asks before a lesson runs, the explanation it shows afterwards (which states the "
+           "answer on the default build and says where other builds differ), and the right "
+           "choice of the question that asks why. The tutorial itself never reads an answer from "
+           "here: it scores predictions against what the run shows. Each lesson's reference "
+           "solution is on its page, and `./gpulab explain NN` prints its whole explanation.\n"]
+    for lesson in manifest["lessons"]:
+        i, title = lesson["id"], lesson["title"].replace("`", "")
+        out.append(f"\n## Lesson {i}: {title} {{#answers_{i}}}\n\n"
+                   f"\\ref lesson{i} \"The lesson\" (its explanation, exercise and solution).\n")
+        for n, p in enumerate(lesson["predictions"], 1):
+            explain = p["explain"]
+            out.append(f"\n{n}. **{p['question']}**\n"
+                       f"   - The answer, explained: {p['why']}\n"
+                       f"   - Why? {explain['question']} Right choice: "
+                       f"*{explain['choices'][explain['answer']]}*\n")
+    return "".join(out)
+
+
 def index_page(root, manifest):
     template = open(os.path.join(root, "docs/site/index.md"), encoding="utf-8").read()
     rows = "".join(f"| {l['id']} | \\ref lesson{l['id']} \"{l['title'].replace('`', '')}\" | "
@@ -193,7 +218,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     pages = {"index.md": index_page(root, manifest),
              "lessons.md": lesson_pages(root, manifest),
-             "article-companion.md": companion_page(root, manifest, groups)}
+             "article-companion.md": companion_page(root, manifest, groups),
+             "answer-key.md": answer_key_page(manifest)}
     for name, text in pages.items():
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             f.write(text)
