@@ -39,6 +39,8 @@ first_question() {  # CLONE: seconds until `./gpulab start` in CLONE asks its fi
 mkdir -p "$work/home/ada" "$work/students/bo"
 cold="$(first_question "$work/home/ada/gpulab")"
 echo "first student (empty shared cache): first question after $cold s"
+ccache --zero-stats >/dev/null
 warm="$(first_question "$work/students/bo/gpulab")"
+warm_stats="$(ccache --print-stats | awk -F'\t' '$1=="direct_cache_hit"{h=$2} $1=="cache_miss"{m=$2} END{print h+0 " hits, " m+0 " misses"}')"
 echo "second student (another path, the cache the first one filled): first question after $warm s"
-CCACHE_DIR="$work/ccache" ccache --show-stats 2>/dev/null | grep -E "Hits|Misses" | head -3 | sed 's/^/  ccache: /'
+echo "  the shared cache holds $(du -sh "$work/ccache" | cut -f1) after both; as the second student found it: $warm_stats"
