@@ -284,7 +284,7 @@ ExportSummary export_student_edition(const std::string& source_root, const std::
     const fs::path to = target / file;
     const fs::file_status status = fs::symlink_status(from, error);
     if (error || !(fs::is_regular_file(status) || fs::is_symlink(status))) continue;  // listed but deleted
-    fs::create_directories(to.parent_path(), error);
+    if (file != "classroom/autograding.yml") fs::create_directories(to.parent_path(), error);
     if (fs::is_symlink(status)) {
       fs::copy_symlink(from, to, error);
     } else if (file == "README.md") {
