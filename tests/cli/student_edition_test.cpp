@@ -98,6 +98,7 @@ TEST_CASE("export --student writes a tree without solutions, mutants or any solu
   CHECK(read_text(edition / "student-edition.conf").find("edition = student") != std::string::npos);
   // GitHub Classroom's autograding, where Classroom runs it (docs/class.md).
   CHECK(read_text(edition / ".github" / "workflows" / "classroom.yml").find("command: ./gpulab check 01") != std::string::npos);
+  CHECK_FALSE(fs::exists(edition / "classroom"));
   CHECK(fs::is_regular_file(edition / "gpulab"));
   CHECK((fs::status(edition / "gpulab").permissions() & fs::perms::owner_exec) != fs::perms::none);
   for (const auto& lesson : manifest.lessons) {
