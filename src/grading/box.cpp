@@ -1,6 +1,6 @@
 // Bubblewrap's command line for a grading box, and the limits around it. Processes and
-// memory are limited by a cgroup where this process can make one (root, or a delegated
-// cgroup v2 subtree), else by rlimits in the box: RLIMIT_NPROC counts the box's own
+// memory are limited by a cgroup where this process can make one (root), else by rlimits
+// in the box: RLIMIT_NPROC counts the box's own
 // processes there (the box is a user namespace of its own), but the kernel does not apply
 // it to root, which is why root needs the cgroup.
 #include "grading/box.h"
@@ -45,7 +45,7 @@ long counter(const std::string& file, const std::string& key) {
 class BoxCgroup {
  public:
   BoxCgroup(const BoxLimits& limits) {
-    if (geteuid() != 0 && !fs::exists("/sys/fs/cgroup/cgroup.controllers")) return;
+    if (geteuid() != 0) return;  // a user's cgroups are systemd's to delegate: rlimits instead
     static std::atomic<int> count{0};
     const std::string name = fmt::format("gpulab-box-{}-{}", getpid(), count++);
     std::error_code error;
