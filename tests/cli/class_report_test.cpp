@@ -61,7 +61,16 @@ std::vector<std::string> marked_right(const nlohmann::json& question) {
 }  // namespace
 
 TEST_CASE("class report counts a scripted class's answers and marks the truth the tutor scored with", "[class]") {
-  // The truth, from the exercise's own run and the answer key.
+  // The truth, from the exercise's own run and the answer key. Built first: another test
+  // (the tutorial's never-ending save) may have left a different lesson-01 in bin/.
+  ProcessOptions build;
+  // Under the build folder's lock, as ./gpulab and the grader build (one Ninja at a time).
+  build.argv = {"flock", std::string(GPULAB_TEST_BUILD_DIR) + "/.gpulab-build.lock", "cmake", "--build", GPULAB_TEST_BUILD_DIR,
+                "--target", "lesson-01"};
+  build.timeout_s = 600;
+  const ProcessResult built = run_process(build);
+  INFO(built.out << built.err);
+  REQUIRE(built.ok());
   const LessonRun run = run_lesson("01", {}, {}, Target::Exercise);
   const std::string visible = run.fact("visible_devices").dump();
   const std::string last = run.report.at("observations").back().at("label").get<std::string>();
