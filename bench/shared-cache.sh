@@ -14,26 +14,12 @@ trap 'rm -rf "$work"' EXIT
 # The class's cache: group-writable, set-group-ID, umask 002 (ccache's "Sharing a local cache").
 install -d -m 2775 "$work/ccache"
 export CCACHE_DIR="$work/ccache" CCACHE_UMASK=002
-question="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["lessons"][0]["predictions"][0]["question"][:40])' "$root/lessons/manifest.json")"
 "$root/gpulab" setup >/dev/null 2>&1  # packages and the wheel: not what this measures
+. "$root/bench/first-question-wait.sh"
 
 first_question() {  # CLONE: seconds until `./gpulab start` in CLONE asks its first question
-  local clone="$1" log="$1.log" fifo="$1.answers" tutor start ms
-  git clone -q "$root" "$clone"
-  mkfifo "$fifo"
-  exec 3<>"$fifo"
-  start=$(date +%s%N)
-  ( cd "$clone" && GPULAB_STATE_DIR="$clone.state" exec setsid ./gpulab start --no-watch ) <"$fifo" >"$log" 2>&1 &
-  tutor=$!
-  until grep -qF "$question" "$log" 2>/dev/null; do
-    kill -0 "$tutor" 2>/dev/null || { echo "shared-cache: ./gpulab start in $clone ended before its first question:" >&2; tail -20 "$log" >&2; exit 1; }
-    sleep 0.2
-  done
-  ms=$(( ($(date +%s%N) - start) / 1000000 ))
-  kill -- -"$tutor" 2>/dev/null || kill "$tutor" 2>/dev/null || true
-  wait "$tutor" 2>/dev/null || true
-  exec 3>&-
-  echo "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  git clone -q "$root" "$1"
+  seconds_to_first_question "$1" "$1.log"
 }
 
 mkdir -p "$work/home/ada" "$work/students/bo"
