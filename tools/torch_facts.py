@@ -175,8 +175,8 @@ def error_code_checks(funcs):
                 sub = int(m.group(1), 16)
             if op == "cmp" and m and m.group(2) in ("edi", "esi"):
                 v = int(m.group(1), 16)
-                if sub is not None and i > 0 and insns[i - 1][1] == "sub":
-                    continue  # range check of a bit-test switch, decoded below
+                if sub is not None and v < 64:
+                    continue  # after `sub $CODE`: the bound of a bit-test switch's range (decoded below), not a code
                 if v >= 2:
                     codes.add(v)
             if op == "bt" and sub is not None:

@@ -48,8 +48,8 @@ void check_on_gpu(const Env& env, const std::vector<int>& visible, int gpu) {
     INFO("this process's tensors use GPU " << gpu << ": a context plus the tensors");
     require_that(used.count(gpu) == 1, "this process listed by nvidia-smi on " + gpus({gpu}) + " (after forward)",
                  "on " + gpus(listed_on(used)));
-    // The node file gives the simulated context's size; a real one (250-600 MiB, by GPU,
-    // driver and lazy loading) is only known to cost something.
+    // The node file gives the simulated context's size; a real one (about 250-430 MiB with
+    // lazy module loading, by GPU and driver: docs/reference.md) is only known to cost something.
     const bool sim = simulated(env);
     const std::uint64_t context =
         sim ? node(gpu_inventory(env).node).gpus[static_cast<std::size_t>(gpu)].context_bytes : 1;

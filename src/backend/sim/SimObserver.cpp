@@ -72,7 +72,7 @@ class SimObserver final : public Observer {
     try {
       return sim::Driver::get();
     } catch (const std::exception& e) {
-      throw std::runtime_error(std::string("gpulab simulated node: ") + e.what());
+      throw std::runtime_error(std::string("the simulated node: ") + e.what());  // the CLI adds "gpulab: "
     }
   }
 

@@ -2,6 +2,7 @@
 // were read out of PyPI's wheels by tools/torch-facts.sh (strings, objdump, the Python
 // sources). Every release with a fixture is checked here: its default CUDA build and the
 // builds it shipped, and its out-of-memory and CUDA-error texts, piece by piece.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -163,6 +164,22 @@ TEST_CASE("each release's CUDA error text has its binary's pieces, in its order"
       ++compared;
     }
     CHECK(compared >= 2);
+  }
+}
+
+TEST_CASE("the asynchronous-error text goes with the error codes each binary compares", "[unit][profile][torch-facts]") {
+  // `summary.async_text_only_for_codes`: the codes get_cuda_async_error_suffix tests for
+  // (null: the function does not exist, every error gets the text).
+  for (const Fixture& fixture : fixtures()) {
+    INFO("PyTorch " << fixture.release);
+    const Profile profile = default_profile(fixture);
+    const json& codes = fixture.facts.at("summary").at("async_text_only_for_codes");
+    std::set<int> ours, theirs;
+    for (int code = 0; code <= 1000; ++code) {
+      if (profile.cuda_error_async_suffix_for(code)) ours.insert(code);
+      if (codes.is_null() || std::find(codes.begin(), codes.end(), json(code)) != codes.end()) theirs.insert(code);
+    }
+    CHECK(ours == theirs);
   }
 }
 
