@@ -15,8 +15,8 @@ void add_check_all_options(CLI::App& check, GradeOptions& options) {
   check.add_option("--junit", options.junit, "check all: write JUnit XML here (Catch2's reports, one testsuite per lesson)");
   check.add_option("--json", options.json, "check all: write each lesson's status, failed checks and placement as JSON here");
   check.add_option("--root", options.root, "check all: grade the exercises of this checkout (a student's) instead of yours");
-  check.add_option("--build-dir", options.build_dir, "check all --root: build the student's exercises here")
-      ->default_str("build-grading-<name>, beside the build folder");
+  check.add_option("--build-dir", options.build_dir, "check all --root: build the student's programs here")
+      ->default_str("build/grading/<name>-<hash>");
   check.add_option("--timeout", options.timeout_s, "seconds each lesson's checks may run")->capture_default_str();
   check.add_option("--lessons", options.lessons, "check all: only these lessons, e.g. 01,04")->delimiter(',');
   check.add_flag("--fail-fast", options.fail_fast, "check all: stop each lesson's checks at their first failure");

@@ -15,15 +15,6 @@ endif()
 add_custom_target(gpulab_programs)
 add_dependencies(gpulab_programs gpulab_cli)
 
-# `gpulab check all --root DIR` grades a student's checkout in a build folder of its own,
-# configured with GPULAB_EXERCISE_ROOT=DIR: there lesson-NN is built from DIR/lessons/NN-slug/
-# main.cpp, everything else (solutions, checks, the library) from this source tree.
-set(GPULAB_EXERCISE_ROOT "" CACHE PATH "Build the lesson-NN exercises from DIR/lessons (a student's checkout, for grading); empty: this tree")
-set(_exercise_root "${PROJECT_SOURCE_DIR}")
-if(GPULAB_EXERCISE_ROOT)
-  set(_exercise_root "${GPULAB_EXERCISE_ROOT}")
-endif()
-
 function(gpulab_add_lesson_program target source)
   add_executable(${target} "${source}")
   target_link_libraries(${target} PRIVATE gpulab)
@@ -40,20 +31,12 @@ if(_count GREATER 0)
       message(WARNING "lesson ${_id}: lessons/${_id}-${_slug}/main.cpp is missing; skipped")
       continue()
     endif()
-    set(_exercise "${_exercise_root}/lessons/${_id}-${_slug}/main.cpp")
-    if(EXISTS "${_exercise}")
-      gpulab_add_lesson_program(lesson-${_id} "${_exercise}")
-      add_dependencies(gpulab_programs lesson-${_id})
-      if(GPULAB_EXERCISE_ROOT)
-        target_compile_options(lesson-${_id} PRIVATE -Wno-error)  # a student's warning is not a failed build
-      else()
-        # The learner's file: every edit is a cache miss, and a miss costs ~0.5 s of hashing
-        # LibTorch's headers on top of the ~2 s compile (bench/tutorial-verdict.py).
-        set_target_properties(lesson-${_id} PROPERTIES CXX_COMPILER_LAUNCHER "")
-      endif()
-    else()
-      message(WARNING "lesson ${_id}: ${_exercise} is missing; no lesson-${_id}")
-    endif()
+    # (A student's checkout is graded with this target's own commands: grading/recipes.h.)
+    gpulab_add_lesson_program(lesson-${_id} "${PROJECT_SOURCE_DIR}/lessons/${_id}-${_slug}/main.cpp")
+    add_dependencies(gpulab_programs lesson-${_id})
+    # The learner's file: every edit is a cache miss, and a miss costs ~0.5 s of hashing
+    # LibTorch's headers on top of the ~2 s compile (bench/tutorial-verdict.py).
+    set_target_properties(lesson-${_id} PROPERTIES CXX_COMPILER_LAUNCHER "")
     set(_solution "${PROJECT_SOURCE_DIR}/solutions/${_id}-${_slug}/main.cpp")
     if(EXISTS "${_solution}")
       gpulab_add_lesson_program(solution-${_id} "${_solution}")

@@ -24,7 +24,8 @@ Outcome outcome_of_program_ends(const std::string& ends) { return outcome_of(par
 std::future<std::string> junit_run(ProcessOptions process, const std::string& spec, const std::string& file,
                                    const std::string& outcomes) {
   process.argv = {process.argv.front(), spec, "--reporter", "junit", "--out", file};
-  process.env.back().second = outcomes;
+  for (auto& [name, value] : process.env)
+    if (name == "GPULAB_CHECK_OUTCOMES") value = outcomes;
   return std::async(std::launch::async, [process, file] {
     run_process(process);
     return read_text_file(file);
@@ -72,6 +73,8 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   if (request.fail_fast) process.argv.push_back("--abort");
   const std::string target = !request.mutant.empty() ? "mutant:" + request.mutant : request.solution ? "solution" : "exercise";
   process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
+  // A student's programs built apart: the checks run them instead of this build's.
+  if (!programs.lessons.empty()) process.env.emplace_back("GPULAB_CHECK_PROGRAMS", programs.lessons);
   process.capture = !request.raw;
   process.timeout_s = request.timeout_s;
   std::future<std::string> junit;

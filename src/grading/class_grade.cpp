@@ -156,7 +156,7 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   if (const std::string why = box_unavailable(); !why.empty()) throw Failure(Outcome::kUsage, why);
 
   // The grader's own programs, once for the class.
-  std::vector<std::string> targets = {"gpulab_cli"};
+  std::vector<std::string> targets = {"gpulab_cli", "gpulab_pch"};  // the recipes compile with its header
   for (const auto& lesson : lessons) targets.push_back("lesson" + lesson.id + "-checks");
   out << fmt::format("gpulab: building the checks of {} lessons (once for the class)\n", lessons.size()) << std::flush;
   const BuildResult grader = make_builder(build, {manifest.root + "/"})->build(targets);

@@ -1,6 +1,6 @@
 // gpulab check all: grades a whole tree — this build's exercises (or --solution), or a
-// student's checkout (--root DIR) built in a grading build folder of its own — lesson by
-// lesson, each lesson's checks under a time limit (the one runner, runner.h), and records
+// student's checkout (--root DIR), whose exercises are compiled apart with this build's own
+// commands (recipes.h) against the library and checks built here — lesson by lesson, each lesson's checks under a time limit (the one runner, runner.h), and records
 // where each lesson's tensors landed in its scenario (docs/instructors.md).
 #include "grading/grading.h"
 
@@ -157,7 +157,7 @@ struct Tree {
 };
 
 Tree tree_to_grade(const GradeOptions& options, const Manifest& manifest, const std::string& main_build, bool buildable) {
-  Tree tree{manifest.root, main_build, main_build, {main_build + "/bin", {executable_dir() + "/", manifest.root + "/"}}};
+  Tree tree{manifest.root, main_build, main_build, {main_build + "/bin", {executable_dir() + "/", manifest.root + "/"}, ""}};
   if (!options.recipes.empty()) {
     if (options.solution) throw Failure(Outcome::kUsage, "recipes build exercises, not solutions");
     // In a grading box: the student's programs go into bin/, so it must be the box's own.
@@ -176,13 +176,13 @@ Tree tree_to_grade(const GradeOptions& options, const Manifest& manifest, const 
   if (error || !fs::is_directory(tree.root + "/lessons"))
     throw Failure(Outcome::kUsage, fmt::format("'{}' is not a student's checkout: it has no lessons/ folder", options.root));
   if (!buildable) throw Failure(Outcome::kUsage, "--root needs the build folder gpulab was built in (its CMakeCache.txt)");
-  // Beside this build folder by default: the same path to the sources, so that ccache
-  // (CCACHE_BASEDIR makes paths relative) serves the library, the checks and the CLI.
-  const fs::path main_path(main_build);
-  tree.build = options.build_dir.empty()
-                   ? (main_path.parent_path() / (main_path.filename().string() + "-grading-" + folder_name(tree.root))).string()
-                   : fs::absolute(options.build_dir).lexically_normal().string();
-  tree.programs = {tree.build + "/bin", {tree.build + "/bin/", tree.root + "/", manifest.root + "/", tree.build + "/"}};
+  // Only the student's programs are theirs: the checks, the CLI and the library are this
+  // build's, and the exercises compile with this build's commands, flags and precompiled header.
+  tree.build = options.build_dir.empty() ? main_build + "/grading/" + folder_name(tree.root)
+                                         : fs::absolute(options.build_dir).lexically_normal().string();
+  tree.programs = {main_build + "/bin",
+                   {tree.build + "/bin/", main_build + "/bin/", tree.root + "/", manifest.root + "/", main_build + "/"},
+                   tree.build + "/bin"};
   return tree;
 }
 
@@ -193,7 +193,6 @@ std::map<std::string, std::string> build_tree(const GradeOptions& options, const
   std::map<std::string, std::string> failed;
   std::vector<std::string> checks;
   std::vector<std::string> programs;
-  std::string present;
   const std::string kind = options.solution ? "solution" : "lesson";
   for (const auto& lesson : lessons) {
     checks.push_back("lesson" + lesson.id + "-checks");
@@ -202,13 +201,27 @@ std::map<std::string, std::string> build_tree(const GradeOptions& options, const
       continue;
     }
     programs.push_back(kind + "-" + lesson.id);
-    present += lesson.id + "\n";
   }
   if (!buildable) return failed;
   std::cerr << fmt::format("gpulab: building {} of {} in {}\n", options.solution ? "the solutions" : "the exercises", tree.root,
                            tree.build);
-  if (!options.root.empty()) configure_grading_folder(tree.main_build, tree.build, tree.root, present);
-  const auto builder = make_builder(tree.build, tree.programs.strip);
+  const auto builder = make_builder(tree.main_build, tree.programs.strip);
+  if (!options.root.empty()) {
+    // The precompiled header the recipes compile the student's programs with (the library
+    // they link against comes with the checks).
+    checks.push_back("gpulab_pch");
+    const BuildResult grader = builder->build(checks);
+    if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.main_build + " failed:\n" + grader.messages);
+    std::vector<LessonEntry> present_lessons;
+    for (const auto& lesson : lessons)
+      if (failed.count(lesson.id) == 0) present_lessons.push_back(lesson);
+    fs::create_directories(tree.programs.lessons);
+    for (const auto& [id, messages] : build_from_recipes(read_recipes(tree.main_build, present_lessons), present_lessons,
+                                                         tree.root, tree.programs.lessons, tree.build + "/objects",
+                                                         tree.programs.strip))
+      failed[id] = messages;
+    return failed;
+  }
   const BuildResult grader = builder->build(checks);
   if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.build + " failed:\n" + grader.messages);
   for (const auto& [target, messages] : builder->build(programs).failures) {
@@ -251,7 +264,7 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
     LessonGrade grade;
     grade.id = lesson.id;
     grade.title = lesson.title;
-    const std::string program = fmt::format("{}/{}-{}", tree.programs.bin, options.solution ? "solution" : "lesson", lesson.id);
+    const std::string program = fmt::format("{}/{}-{}", tree.programs.lesson_dir(), options.solution ? "solution" : "lesson", lesson.id);
     const auto failure = build_failures.find(lesson.id);
     if (failure != build_failures.end() || !fs::exists(program)) {
       grade.status = "build_failed";

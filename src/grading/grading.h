@@ -1,6 +1,6 @@
 // The grading engine behind `gpulab check all` and `gpulab dev check`: builds a tree's
-// lesson programs (this build's, or a student's checkout in a grading build folder of its
-// own), runs every lesson's checks with a time limit, and reports per lesson.
+// lesson programs (this build's, or a student's checkout's, compiled apart with this
+// build's recipes), runs every lesson's checks with a time limit, and reports per lesson.
 #pragma once
 
 #include <iosfwd>
@@ -15,7 +15,7 @@ namespace gpulab::grading {
 
 struct GradeOptions {
   std::string root;       ///< a student's checkout (its lessons/*/main.cpp); empty: this tree
-  std::string build_dir;  ///< where a student's exercises are built; empty: <build>/grading/<name>
+  std::string build_dir;  ///< where a student's programs are built; empty: <build>/grading/<name>-<hash>
   bool solution = false;  ///< grade this repository's solutions instead of exercises
   double timeout_s = 300; ///< per lesson, for each run of its checks
   std::vector<std::string> lessons;  ///< ids to grade; empty: every lesson in the manifest

@@ -37,6 +37,13 @@ std::string replaced(std::string text, const std::string& word, const std::strin
   return text;
 }
 
+// A path as one word of /bin/sh, whatever it holds ("alice's tree").
+std::string shell_quoted(const std::string& word) {
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 // The word of `command` that is the object file of `target` (CMakeFiles/<target>.dir/….o).
 std::string object_in(const std::string& command, const std::string& target) {
   std::istringstream words(command);
@@ -113,8 +120,8 @@ std::map<std::string, std::string> build_from_recipes(const std::map<std::string
     const std::string object = fmt::format("{}/lesson-{}.o", objects, lesson.id);
     const std::string program = fmt::format("{}/lesson-{}", bin, lesson.id);
     for (std::string step : {recipe->second.compile, recipe->second.link}) {
-      for (const auto& [word, value] : {std::pair<std::string, std::string>{"{source}", source},
-                                        {"{object}", object}, {"{program}", program}})
+      for (const auto& [word, value] : {std::pair<std::string, std::string>{"{source}", shell_quoted(source)},
+                                        {"{object}", shell_quoted(object)}, {"{program}", shell_quoted(program)}})
         for (auto at = step.find(word); at != std::string::npos; at = step.find(word, at + value.size()))
           step.replace(at, word.size(), value);
       ProcessOptions options;

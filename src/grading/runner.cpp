@@ -88,7 +88,7 @@ struct StepRun {
 // One run of the lesson's program (or of its ranks under the launcher).
 StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Programs& programs, ProcessOptions process) {
   const std::string name = std::string(request.solution ? "solution" : "lesson") + "-" + lesson.id;
-  const std::string program = programs.bin + "/" + name;
+  const std::string program = programs.lesson_dir() + "/" + name;
   std::vector<std::string> args = process.argv;
   if (request.json) args.push_back("--json");
   process.capture = request.json;
@@ -120,7 +120,7 @@ StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Pro
 
 Programs this_build(const Manifest& manifest) {
   const std::string bin = executable_dir();
-  return {bin, {bin + "/", manifest.root + "/"}};
+  return {bin, {bin + "/", manifest.root + "/"}, ""};
 }
 
 Scenario scenario_of(const std::vector<std::pair<std::string, std::string>>& variables, bool learner_wins) {

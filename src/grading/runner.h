@@ -23,6 +23,10 @@ namespace gpulab::grading {
 struct Programs {
   std::string bin;                 ///< the build's bin/: lesson-NN, solution-NN, lessonNN-checks, gpulab
   std::vector<std::string> strip;  ///< path prefixes removed from every message
+  /// Where lesson-NN is when it is not in bin/: a student's, built apart (check all --root).
+  std::string lessons;
+
+  std::string lesson_dir() const { return lessons.empty() ? bin : lessons; }
 };
 
 /// This build's programs (beside the running gpulab) and the repository's paths to strip.

@@ -138,11 +138,9 @@ std::map<std::string, std::string> contents(const fs::path& root) {
   return files;
 }
 
-// A grading build folder per test, kept between runs, beside the build folder as check all's
-// default is (the same relative path to the sources, so ccache serves what is not the student's).
+// Where a test's student programs are built (--build-dir), kept between runs.
 std::string grading_folder(const std::string& name) {
-  const fs::path build = fs::path(GPULAB_TEST_BUILD_DIR).lexically_normal();
-  return (build.parent_path() / (build.filename().string() + "-grading-test-" + name)).string();
+  return (fs::path(GPULAB_TEST_BUILD_DIR).lexically_normal() / "grading" / ("test-" + name)).string();
 }
 
 // The line `main(...) {` opens, where a statement can be inserted.

@@ -140,9 +140,8 @@ TEST_CASE("export --student refuses a folder that is not empty and the source tr
 }
 
 // Exported outside the source tree (the export refuses a folder inside it), to a folder per
-// main build folder kept between runs, so that its build folder is too; ccache serves the
-// library (its paths are relative to the source tree, as for the grading folders), and only
-// what `./gpulab check 01` needs is built.
+// main build folder kept between runs, so that its build folder is too; only what
+// `./gpulab check 01` needs is built.
 TEST_CASE("the student edition builds, grades lesson 01 and says it has no solutions", "[student-edition][slow]") {
   const fs::path build = fs::path(GPULAB_TEST_BUILD_DIR).lexically_normal();
   const fs::path work = fs::temp_directory_path() / ("gpulab-student-edition-test-" +

@@ -45,7 +45,11 @@ std::string source_dir() { return GPULAB_TEST_SOURCE_DIR; }
 
 std::string program(const std::string& id, Target target) {
   switch (target) {
-    case Target::Exercise: return bin_dir() + "/lesson-" + id;
+    case Target::Exercise: {
+      // A student's exercises built apart from this build (gpulab check all --root).
+      const char* apart = std::getenv("GPULAB_CHECK_PROGRAMS");
+      return (apart != nullptr && *apart != '\0' ? std::string(apart) : bin_dir()) + "/lesson-" + id;
+    }
     case Target::Mutant: return bin_dir() + "/mutant-" + id + "-" + check_target_setting().substr(std::string(kMutantPrefix).size());
     case Target::Solution: break;
   }

@@ -21,7 +21,8 @@ namespace gpulab::test {
 enum class Target { Exercise, Solution, Mutant };
 Target check_target();
 
-/// bin/lesson-NN, bin/solution-NN or bin/mutant-NN-NAME.
+/// bin/lesson-NN, bin/solution-NN or bin/mutant-NN-NAME; the exercise from
+/// GPULAB_CHECK_PROGRAMS instead when it is set (a student's, built apart).
 std::string program(const std::string& id, Target target = check_target());
 /// The build's bin folder and the source tree.
 std::string bin_dir();
