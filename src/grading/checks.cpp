@@ -73,8 +73,10 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   if (request.fail_fast) process.argv.push_back("--abort");
   const std::string target = !request.mutant.empty() ? "mutant:" + request.mutant : request.solution ? "solution" : "exercise";
   process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
-  // A student's programs built apart: the checks run them instead of this build's.
-  if (!programs.lessons.empty()) process.env.emplace_back("GPULAB_CHECK_PROGRAMS", programs.lessons);
+  // A student's programs built apart: the checks run them instead of this build's. Never
+  // the caller's own setting, which could point the checks at another program.
+  process.env.emplace_back("GPULAB_CHECK_PROGRAMS", programs.lessons.empty() ? std::nullopt
+                                                                             : std::optional<std::string>(programs.lessons));
   process.capture = !request.raw;
   process.timeout_s = request.timeout_s;
   std::future<std::string> junit;

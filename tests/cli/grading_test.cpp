@@ -365,6 +365,25 @@ TEST_CASE("check all --root: a lesson program that hangs is timed_out within --t
   CHECK(std::string(error.attribute("type").value()) == "timed_out");
 }
 
+TEST_CASE("check NN ignores a GPULAB_CHECK_PROGRAMS of the learner's that points at a solved program", "[dev]") {
+  // The variable tells the checks where `check all --root` built a student's programs; a
+  // learner who sets it must not get the solution graded in place of their exercise.
+  const TempDir elsewhere;
+  fs::copy_file(fs::path(bin_dir()) / "solution-04", elsewhere.path() / "lesson-04");
+  ProcessOptions options;  // as the learner types it: ./gpulab builds lesson 04 as it is now, shipped
+  options.argv = {source_dir() + "/gpulab", "check", "04"};
+  options.working_directory = source_dir();
+  options.env = {{"GPULAB_BUILD_DIR", std::string(GPULAB_TEST_BUILD_DIR)},
+                 {"GPULAB_STATE_DIR", fresh_state_dir()},
+                 {"CUDA_VISIBLE_DEVICES", std::nullopt},
+                 {"GPULAB_CHECK_PROGRAMS", elsewhere.path().string()}};
+  options.timeout_s = 600;
+  const ProcessResult result = run_process(options);
+  INFO(result.out << result.err);
+  CHECK(result.exit_code == 1);  // the shipped exercise, still failing
+  CHECK(result.out.find("not yet") != std::string::npos);
+}
+
 TEST_CASE("dev check --quick passes the repository's structure", "[dev]") {
   const auto ran = gpulab_cli({"dev", "check", "--quick"}, 120);
   SHOW(ran);
