@@ -1,0 +1,150 @@
+// The grading box's limits (grading/box.h), from inside: a probe in the box forks children
+// that stay, and allocates memory it touches, until the box stops it. As root the box
+// keeps its limits with a cgroup; as any other user, with rlimits in its user namespace.
+// CI runs as root, so this test also runs the probes from a child that has become an
+// unprivileged user (uid 65533, which no other test uses: RLIMIT_NPROC counts a user's
+// processes system-wide). Both ways are exercised wherever it runs.
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "grading/box.h"
+#include "lesson_run.h"
+#include "proc/process.h"
+#include "proc/temp_dir.h"
+
+using namespace gpulab;
+using namespace gpulab::grading;
+
+namespace {
+
+constexpr int kProcesses = 24;
+constexpr std::uint64_t kMemoryMiB = 256;
+constexpr uid_t kUser = 65533;
+
+// Forks children that sleep (up to 200), then prints how many it made.
+constexpr const char* kForkProbe = R"(
+import os, time
+made = 0
+try:
+    while made < 200:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        made += 1
+except OSError:
+    pass
+print(made, flush=True)
+)";
+
+// Allocates and touches 16 MiB at a time (up to 2 GiB), printing the total after each.
+constexpr const char* kMemoryProbe = R"(
+kept = []
+try:
+    while len(kept) < 128:
+        kept.append(b"\x01" * (16 << 20))
+        print(len(kept) * 16, flush=True)
+except MemoryError:
+    pass
+)";
+
+BoxResult in_box(const char* probe, const std::string& student) {
+  BoxLimits limits;
+  limits.wall_s = 120;
+  limits.processes = kProcesses;
+  limits.memory_bytes = kMemoryMiB << 20;
+  limits.disk_bytes = 16 << 20;
+  BoxLayout layout;
+  layout.student = student;  // an empty tree
+  return run_in_box(layout, limits, {"/usr/bin/python3", "-c", probe});
+}
+
+// The last number the probe printed.
+long last_number(const std::string& out) {
+  const auto end = out.find_last_not_of("\n ");
+  if (end == std::string::npos) return -1;
+  const auto start = out.find_last_of('\n', end);
+  return std::strtol(out.c_str() + (start == std::string::npos ? 0 : start + 1), nullptr, 10);
+}
+
+std::string shown(const char* probe, const BoxResult& box) {
+  return fmt::format("{} probe: {}, kept by {}, limits hit: {}\nout: {}\nerr: {}\n", probe, box.process.outcome(120),
+                     box.enforcement, fmt::join(box.limits_hit, ","), box.process.out, box.process.err);
+}
+
+bool hit(const BoxResult& box, const std::string& limit) {
+  return std::find(box.limits_hit.begin(), box.limits_hit.end(), limit) != box.limits_hit.end();
+}
+
+// Runs both probes as the user this process is; "" when the box held them as it should.
+std::string limits_problems(const std::string& student) {
+  const bool root = geteuid() == 0;
+  std::string problems;
+  auto expect = [&](bool holds, const std::string& what) {
+    if (!holds) problems += "expected " + what + "\n";
+  };
+  if (const std::string why = box_unavailable(); !why.empty()) return why;
+
+  const BoxResult forks = in_box(kForkProbe, student);
+  const long made = last_number(forks.process.out);
+  expect(forks.enforcement.find(root ? "cgroup" : "rlimits") != std::string::npos, root ? "a cgroup" : "rlimits");
+  expect(forks.process.exit_code == 0, "the fork probe to end on its own");
+  expect(made >= 1 && made < kProcesses, fmt::format("between 1 and {} children, never near 200", kProcesses - 1));
+  if (root) expect(hit(forks, "processes"), "the processes limit reported as hit");
+  if (!problems.empty()) problems += shown("fork", forks);
+
+  const BoxResult memory = in_box(kMemoryProbe, student);
+  const long allocated = last_number(memory.process.out);
+  const std::size_t before = problems.size();
+  expect(allocated >= 16 && allocated < static_cast<long>(kMemoryMiB),
+         fmt::format("between 16 and {} MiB allocated, never near 2 GiB", kMemoryMiB));
+  if (root) {  // the cgroup kills the probe (bwrap passes its SIGKILL on as 128 + 9), and says so
+    expect(memory.process.signal == SIGKILL || memory.process.exit_code == 128 + SIGKILL, "the probe killed");
+    expect(hit(memory, "memory"), "the memory limit reported as hit");
+  } else {  // the allocation fails (RLIMIT_AS) and the probe ends on its own
+    expect(memory.process.exit_code == 0, "the memory probe to end on its own");
+  }
+  if (problems.size() != before) problems += shown("memory", memory);
+  return problems;
+}
+
+}  // namespace
+
+TEST_CASE("a grading box stops a fork loop and a memory hog at its limits, as root and as a user", "[box]") {
+  const std::string student = test::fresh_state_dir();
+  chmod(student.c_str(), 0755);
+  const std::string problems = limits_problems(student);
+  INFO("as uid " << geteuid() << ":\n" << problems);
+  CHECK(problems.empty());
+  if (geteuid() != 0) return;
+
+  // As an unprivileged user: the rlimit way, which root never takes. The child writes what
+  // it found to a file of its own, in a folder it may write.
+  const std::string reports = test::fresh_state_dir();
+  chmod(reports.c_str(), 0777);
+  const std::string report = reports + "/as-user";
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(kUser) != 0 || setuid(kUser) != 0) _exit(3);
+    std::ofstream(report) << limits_problems(student) << "(done)";
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  const std::string found = read_text_file(report);
+  INFO("as uid " << kUser << ":\n" << found);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  CHECK(found == "(done)");
+}
