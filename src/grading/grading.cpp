@@ -1,7 +1,8 @@
 // gpulab check all: grades a whole tree — this build's exercises (or --solution), or a
 // student's checkout (--root DIR), whose exercises are compiled apart with this build's own
-// commands (recipes.h) against the library and checks built here — lesson by lesson, each lesson's checks under a time limit (the one runner, runner.h), and records
-// where each lesson's tensors landed in its scenario (docs/instructors.md).
+// commands (recipes.h) against the library and checks built here — lesson by lesson, each
+// lesson's checks under a time limit (the one runner, runner.h), and records where each
+// lesson's tensors landed in its scenario (docs/instructors.md).
 #include "grading/grading.h"
 
 #include <algorithm>
