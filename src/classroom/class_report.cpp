@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "course/predictions.h"
+#include "grading/class_grade.h"
 #include "proc/process.h"
 
 namespace fs = std::filesystem;
@@ -105,13 +106,13 @@ StudentTree read_student(const std::string& dir) {
 
 std::vector<StudentTree> read_students(const std::vector<std::string>& dirs) {
   std::vector<StudentTree> students;
-  std::map<std::string, int> seen;
+  std::vector<std::string> names;
   for (const auto& dir : dirs) {
-    StudentTree student = read_student(dir);
-    const int count = ++seen[student.name];
-    if (count > 1) student.name += fmt::format(" ({})", count);
-    students.push_back(std::move(student));
+    students.push_back(read_student(dir));
+    names.push_back(students.back().name);
   }
+  names = grading::unique_names(names);  // as class grade calls them
+  for (std::size_t i = 0; i < students.size(); ++i) students[i].name = names[i];
   return students;
 }
 

@@ -64,20 +64,17 @@ BoxLayout box_layout(const std::string& source, const std::string& build, const 
   return layout;
 }
 
-// "alice", "alice-2", …: the folders' names, unique within the class.
+// The folders' names as folder names of the output, unique within the class.
 std::vector<std::string> student_names(const std::vector<std::string>& trees) {
   std::vector<std::string> names;
-  std::map<std::string, int> seen;
   for (const auto& tree : trees) {
     std::string name = fs::path(tree).lexically_normal().filename().string();
     if (name.empty() || name == "." || name == "..") name = fs::path(tree).lexically_normal().parent_path().filename().string();
     for (char& c : name)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-    if (name.empty()) name = "student";
-    const int count = ++seen[name];
-    names.push_back(count == 1 ? name : fmt::format("{}-{}", name, count));
+    names.push_back(name.empty() ? "student" : name);
   }
-  return names;
+  return unique_names(names);
 }
 
 // A JUnit document with one error: a student whose box gave no result.
@@ -224,6 +221,20 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   for (auto& worker : workers) worker.join();
   write_text(options.out + "/class.json", class_summary(students, enforcement).dump(2) + "\n");
   return students;
+}
+
+std::vector<std::string> unique_names(const std::vector<std::string>& names) {
+  const std::set<std::string> folders(names.begin(), names.end());
+  std::set<std::string> used;
+  std::vector<std::string> unique;
+  for (const auto& name : names) {
+    std::string chosen = name;
+    for (int n = 2; used.count(chosen) > 0 || (chosen != name && folders.count(chosen) > 0); ++n)
+      chosen = fmt::format("{}-{}", name, n);
+    used.insert(chosen);
+    unique.push_back(chosen);
+  }
+  return unique;
 }
 
 nlohmann::json class_summary(const std::vector<StudentGrade>& students, const std::string& enforcement) {

@@ -42,6 +42,11 @@ struct StudentGrade {
 /// when the grader's own programs do not build.
 std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out);
 
+/// Names unique within a class, in order: "alice", "alice-2", …; a suffix never takes the
+/// name of another student's folder (a real "alice-2" keeps its own). The report and the
+/// grades call a class's students alike.
+std::vector<std::string> unique_names(const std::vector<std::string>& names);
+
 /// The class summary (<out>/class.json).
 nlohmann::json class_summary(const std::vector<StudentGrade>& students, const std::string& enforcement);
 

@@ -164,7 +164,7 @@ TEST_CASE("students' trees are read by folder name: a missing folder or file is 
   fs::remove_all(root);
   REQUIRE(students.size() == 4);
   CHECK(students[0].name == "alice");
-  CHECK(students[1].name == "alice (2)");
+  CHECK(students[1].name == "alice-2");
   REQUIRE(students[0].progress);
   CHECK(students[0].progress->lessons.at("04").passed);
   REQUIRE(students[1].skipped.size() == 1);
