@@ -207,24 +207,18 @@ std::map<std::string, std::string> build_tree(const GradeOptions& options, const
   std::cerr << fmt::format("gpulab: building {} of {} in {}\n", options.solution ? "the solutions" : "the exercises", tree.root,
                            tree.build);
   const auto builder = make_builder(tree.main_build, tree.programs.strip);
-  if (!options.root.empty()) {
-    // The precompiled header the recipes compile the student's programs with (the library
-    // they link against comes with the checks).
-    checks.push_back("gpulab_pch");
-    const BuildResult grader = builder->build(checks);
-    if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.main_build + " failed:\n" + grader.messages);
-    std::vector<LessonEntry> present_lessons;
-    for (const auto& lesson : lessons)
-      if (failed.count(lesson.id) == 0) present_lessons.push_back(lesson);
+  // A student's programs compile with the precompiled header (the library they link
+  // against comes with the checks).
+  if (!options.root.empty()) checks.push_back("gpulab_pch");
+  const BuildResult grader = builder->build(checks);
+  if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.main_build + " failed:\n" + grader.messages);
+  if (!options.root.empty()) {  // with this build's recipes; a missing file stays the failure noted above
     fs::create_directories(tree.programs.lessons);
-    for (const auto& [id, messages] : build_from_recipes(read_recipes(tree.main_build, present_lessons), present_lessons,
-                                                         tree.root, tree.programs.lessons, tree.build + "/objects",
-                                                         tree.programs.strip))
-      failed[id] = messages;
+    for (const auto& [id, messages] : build_from_recipes(read_recipes(tree.main_build, lessons), lessons, tree.root,
+                                                         tree.programs.lessons, tree.build + "/objects", tree.programs.strip))
+      failed.emplace(id, messages);
     return failed;
   }
-  const BuildResult grader = builder->build(checks);
-  if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.build + " failed:\n" + grader.messages);
   for (const auto& [target, messages] : builder->build(programs).failures) {
     const auto dash = target.rfind('-');
     failed[dash == std::string::npos ? target : target.substr(dash + 1)] = messages;
