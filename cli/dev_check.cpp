@@ -1,7 +1,8 @@
 // gpulab dev check / dev mutants: the lessons themselves, for maintainers (rustlings' dev check): their
 // files and manifest entries (src/course/lesson_rules.h), and without --quick that every
 // exercise fails and every solution passes its checks (src/grading/shipped_lessons.h); dev
-// mutants, that every known wrong answer fails them (src/grading/mutants.h).
+// mutants, that every known wrong answer fails them, and dev variants, that every other
+// right answer passes them (src/grading/mutants.h).
 #include <algorithm>
 #include <iostream>
 #include <thread>
@@ -58,17 +59,26 @@ void setup_dev(CLI::App& app) {
   check->add_option("--timeout", options->timeout_s, "seconds each lesson's checks may run")->capture_default_str();
   check->callback([options] { dev_check(*options); });
 
-  auto mutants = std::make_shared<grading::MutantsOptions>();
-  mutants->jobs = std::max(1u, std::thread::hardware_concurrency());
-  auto* mutate = dev->add_subcommand("mutants", "every known wrong answer (tests/mutations) must fail its lesson's checks");
-  mutate->add_option("lessons", mutants->lessons, "lesson numbers (default: every lesson with mutants)");
-  mutate->add_option("-j,--jobs", mutants->jobs, "mutants checked at once")->capture_default_str()->check(CLI::PositiveNumber);
-  mutate->add_option("--mutations", mutants->patches, "the folder of lessonNN/*.patch (default: tests/mutations)");
-  mutate->add_option("--timeout", mutants->timeout_s, "seconds each mutant's checks may run")->capture_default_str();
-  mutate->callback([mutants] {
-    require_solutions(load_manifest(), "dev mutants");
-    if (grading::grade_mutants(*mutants, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
-  });
+  // dev mutants and dev variants: patched solutions that must fail, or must pass.
+  const auto add_patched = [dev](const char* name, const char* what, bool variants) {
+    auto patched = std::make_shared<grading::MutantsOptions>();
+    patched->variants = variants;
+    patched->jobs = std::max(1u, std::thread::hardware_concurrency());
+    auto* command = dev->add_subcommand(name, what);
+    command->add_option("lessons", patched->lessons, fmt::format("lesson numbers (default: every lesson with {})", name));
+    command->add_option("-j,--jobs", patched->jobs, fmt::format("{} checked at once", name))
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    command->add_option(variants ? "--variants" : "--mutations", patched->patches,
+                        fmt::format("the folder of lessonNN/*.patch (default: tests/{})", variants ? "variants" : "mutations"));
+    command->add_option("--timeout", patched->timeout_s, "seconds each one's checks may run")->capture_default_str();
+    command->callback([patched, name] {
+      require_solutions(load_manifest(), std::string("dev ") + name);
+      if (grading::grade_mutants(*patched, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
+    });
+  };
+  add_patched("mutants", "every known wrong answer (tests/mutations) must fail its lesson's checks", false);
+  add_patched("variants", "every other right answer (tests/variants) must pass its lesson's checks", true);
 }
 
 }  // namespace gpulab::cli

@@ -16,7 +16,9 @@ add_custom_target(gpulab_programs)
 add_dependencies(gpulab_programs gpulab_cli)
 
 function(gpulab_add_lesson_program target source)
-  add_executable(${target} "${source}")
+  # With the prestart entry (src/report/prestart_entry.cpp): the checks' scenarios fork from
+  # one loaded copy of the program, each run still a fresh process from the program's view.
+  add_executable(${target} "${source}" $<TARGET_OBJECTS:gpulab_prestart_entry>)
   target_link_libraries(${target} PRIVATE gpulab)
   gpulab_warnings(${target})
   gpulab_quick_rebuild(${target})

@@ -65,6 +65,7 @@ PUBLIC_HEADERS = [
 # of libgpulab, the torch-dependent library lesson programs link (src/CMakeLists.txt).
 LIBGPULAB_FILES = [
     "src/report/lesson_writer.cpp",  # the lesson report's writer; its reader is report/
+    "src/report/prestarted_run.cpp",  # a prestarted lesson program's side (report/prestart_entry.cpp)
 ]
 
 # Which parts each part may include, besides itself. One way: a part never appears in the

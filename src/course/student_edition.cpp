@@ -104,7 +104,7 @@ std::vector<std::string> source_files(const fs::path& root) {
 }
 
 // Left out of the edition: the solutions, and what carries their lines or needs them.
-constexpr const char* kLeftOut[] = {"solutions/", "tests/mutations/", ".ci/"};
+constexpr const char* kLeftOut[] = {"solutions/", "tests/mutations/", "tests/variants/", ".ci/"};
 
 }  // namespace
 

@@ -71,7 +71,10 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   process.argv = {programs.bin + "/lesson" + lesson_id + "-checks", spec};
   if (!request.raw) process.argv.insert(process.argv.end(), {"--reporter", "xml"});
   if (request.fail_fast) process.argv.push_back("--abort");
-  const std::string target = !request.mutant.empty() ? "mutant:" + request.mutant : request.solution ? "solution" : "exercise";
+  const std::string target = !request.mutant.empty()    ? "mutant:" + request.mutant
+                             : !request.variant.empty() ? "variant:" + request.variant
+                             : request.solution         ? "solution"
+                                                        : "exercise";
   process.env = {{"GPULAB_CHECK_TARGET", target}, {"GPULAB_CHECK_OUTCOMES", outcomes}};
   // A student's programs built apart: the checks run them instead of this build's. Never
   // the caller's own setting, which could point the checks at another program.

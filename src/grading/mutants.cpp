@@ -28,15 +28,25 @@ namespace fs = std::filesystem;
 namespace gpulab::grading {
 namespace {
 
+// Known wrong answers (mutants) must fail; valid variants must pass. One runner for both.
+struct Kind {
+  const char* prefix;   ///< of the programs: mutant-NN-<name>, variant-NN-<name>
+  const char* folder;   ///< under tests/ and the build folder
+  bool must_pass;
+};
+constexpr Kind kMutants{"mutant", "mutations", false};
+constexpr Kind kVariants{"variant", "variants", true};
+
 struct Mutant {
   std::string lesson;   ///< "04"
   std::string name;     ///< the patch's file name without .patch
-  std::string mistake;  ///< its first line, "Mistake: …"
+  std::string mistake;  ///< its first line, "Mistake: …" (a variant's: "Variant: …")
   std::string line;     ///< the verdict line(s) printed for it
-  bool caught = false;
-  bool stretch = false;  ///< a wrong answer to the stretch task: the [stretch] checks must fail it
+  bool caught = false;  ///< judged as its kind must be: a mutant failed, a variant passed
+  bool stretch = false;  ///< an answer to the stretch task: the [stretch] checks judge it
+  const Kind* kind = &kMutants;
 
-  std::string target() const { return fmt::format("mutant-{}-{}", lesson, name); }
+  std::string target() const { return fmt::format("{}-{}-{}", kind->prefix, lesson, name); }
   std::string title() const { return fmt::format("lesson {}{} {}", lesson, stretch ? " (stretch)" : "", name); }
 };
 
@@ -106,6 +116,21 @@ std::string first_failure(const CheckVerdict& verdict) {
 }
 
 void judge(Mutant& mutant, const ChecksResult& checks) {
+  if (mutant.kind->must_pass) {
+    mutant.caught = checks.outcome == Outcome::kOk;
+    if (mutant.caught) {
+      mutant.line = fmt::format("{}: passes — {}\n", mutant.title(), mutant.mistake);
+    } else if (checks.outcome == Outcome::kChecksFailed && checks.has_verdict) {
+      std::string why = first_failure(checks.verdict);
+      mutant.line = fmt::format("{}: REJECTED — the checks fail this right answer: {}\n    {}\n", mutant.title(),
+                                mutant.mistake, why.substr(0, why.find('\n')));
+    } else {
+      mutant.line = fmt::format("{}: BROKEN — the variant did not run to a verdict ({}); a variant must compile and run\n{}",
+                                mutant.title(), ending(checks.outcome),
+                                indented(first_lines(checks.message + checks.program_ends, 20)));
+    }
+    return;
+  }
   if (checks.outcome == Outcome::kChecksFailed && checks.has_verdict && checks.verdict.failed() > 0) {
     mutant.caught = true;
     std::string why = first_failure(checks.verdict);
@@ -123,10 +148,11 @@ void judge(Mutant& mutant, const ChecksResult& checks) {
 }  // namespace
 
 std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
+  const Kind& kind = options.variants ? kVariants : kMutants;
   const Manifest manifest = load_manifest();
   const std::string root = manifest.root;
   const std::string build = fs::weakly_canonical(executable_dir() + "/..").string();
-  const std::string patches_dir = options.patches.empty() ? root + "/tests/mutations" : options.patches;
+  const std::string patches_dir = options.patches.empty() ? root + "/tests/" + kind.folder : options.patches;
   std::vector<std::string> ids = options.lessons;
   if (ids.empty())
     for (const auto& lesson : manifest.lessons)
@@ -145,7 +171,8 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
         if (entry.path().extension() == ".patch") patches.push_back(entry.path().string());
     std::sort(patches.begin(), patches.end());
     if (patches.empty()) {
-      out << fmt::format("lesson {}: NO MUTANTS ({} has no .patch)\n", lesson.id, without_prefixes(folder + "/", {root + "/"}));
+      out << fmt::format("lesson {}: NO {} ({} has no .patch)\n", lesson.id, options.variants ? "VARIANTS" : "MUTANTS",
+                         without_prefixes(folder + "/", {root + "/"}));
       ++problems;
       continue;
     }
@@ -153,8 +180,8 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
     const std::string solution = fmt::format("{}/solutions/{}/main.cpp", root, lesson.directory());
     for (const auto& patch_file : patches) {
       Mutant mutant{lesson.id, fs::path(patch_file).stem().string(), first_line_of(patch_file), "", false,
-                    for_the_stretch(patch_file)};
-      const std::string source = fmt::format("{}/mutants/{}/{}.cpp", build, lesson.id, mutant.name);
+                    for_the_stretch(patch_file), &kind};
+      const std::string source = fmt::format("{}/{}/{}/{}.cpp", build, kind.folder, lesson.id, mutant.name);
       std::string why = write_mutant_source(mutant, solution, patch_file, source, scratch);
       if (!why.empty()) {  // patch names its rejects file, in the scratch folder
         why = without_prefixes(why, {scratch.path() + "/"});
@@ -172,7 +199,7 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
   const Programs programs = this_build(manifest);
   std::map<std::string, std::string> build_failures;
   for (const auto& [target, messages] : make_builder(build, programs.strip)->build(targets).failures) {
-    if (target.rfind("mutant-", 0) != 0)
+    if (target.rfind(std::string(kind.prefix) + "-", 0) != 0)
       throw Failure(Outcome::kBuildFailed, fmt::format("building {} failed:\n{}", target.empty() ? "the checks" : target, messages));
     build_failures[target] = messages;
   }
@@ -186,12 +213,12 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
       Mutant& mutant = mutants[i];
       const auto failed = build_failures.find(mutant.target());
       if (failed != build_failures.end()) {
-        mutant.line = fmt::format("{}: BROKEN — the mutant does not compile; a mutant must compile and run\n{}", mutant.title(),
+        mutant.line = fmt::format("{}: BROKEN — the {} does not compile; it must compile and run\n{}", mutant.title(), kind.prefix,
                                   indented(first_lines(failed->second, 20)));
         continue;
       }
       ChecksRequest request;
-      request.mutant = mutant.name;
+      (kind.must_pass ? request.variant : request.mutant) = mutant.name;
       request.stretch = mutant.stretch;
       request.fail_fast = true;
       request.timeout_s = options.timeout_s;
@@ -209,7 +236,8 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
     out << mutant.line;
     mutant.caught ? ++caught : ++problems;
   }
-  out << fmt::format("mutants: {} caught, {} survived or broken\n", caught, problems);
+  if (kind.must_pass) out << fmt::format("variants: {} pass, {} rejected or broken\n", caught, problems);
+  else out << fmt::format("mutants: {} caught, {} survived or broken\n", caught, problems);
   return problems;
 }
 

@@ -98,6 +98,8 @@ struct ChecksRequest {
   bool raw = false;        ///< Catch2's own console output to ours (`check --verbose`); no verdict
   /// Not empty: the checks run bin/mutant-NN-<mutant> (a known wrong answer) instead.
   std::string mutant;
+  /// Not empty: the checks run bin/variant-NN-<variant> (another right answer) instead.
+  std::string variant;
   /// false: processes the checks left behind are the caller's to stop (checks run side by
   /// side, where stopping every child would stop the others').
   bool stop_leftovers = true;

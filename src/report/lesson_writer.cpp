@@ -22,7 +22,6 @@
 #include "gpulab/warnings.h"
 #include "model/profile.h"
 #include "backend/backend.h"
-#include "proc/prestart.h"
 
 namespace gpulab {
 namespace {
@@ -258,16 +257,11 @@ int Lesson::finish(int exit_code) {
 }
 
 int run_lesson(const std::string& id, int argc, char** argv, const std::function<void(Lesson&)>& body) {
-  // A prestarted parent (the checks run a lesson many times) forks here, before the lesson
-  // reads anything: each run gets its own arguments and environment.
-  std::optional<std::vector<std::string>> prestarted = serve_prestarted_runs(cuda_not_started);
-  std::vector<char*> prestarted_argv;
-  if (prestarted) {
-    for (auto& arg : *prestarted) prestarted_argv.push_back(arg.data());
-    prestarted_argv.push_back(nullptr);
-    argc = static_cast<int>(prestarted->size());
-    argv = prestarted_argv.data();
-  }
+  // Still set here: the program was built without its prestart entry (report/prestart_entry.cpp,
+  // which forks runs before the program's own initialisers) and main() is running in a
+  // prestarted parent with the parent's arguments. Serve nothing: the client then starts
+  // each run afresh.
+  if (std::getenv("GPULAB_PRESTART") != nullptr) std::_Exit(0);
   std::unique_ptr<Lesson> lesson;
   try {
     lesson = std::make_unique<Lesson>(id, argc, argv);
@@ -283,19 +277,7 @@ int run_lesson(const std::string& id, int argc, char** argv, const std::function
       throw;
     }
   });
-  const int exit_code = lesson->finish(ok ? 0 : 1);
-  if (prestarted) {
-    // A run forked from a prestarted parent ends here, its output flushed, without the static
-    // destructors: LibTorch's unregister each of its operators, a fifth of a second that a
-    // fresh process pays too but nobody observes. at_quick_exit handlers still run (the
-    // simulated driver leaves the node state there, as at exit).
-    lesson.reset();
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
-    std::quick_exit(exit_code);
-  }
-  return exit_code;
+  return lesson->finish(ok ? 0 : 1);
 }
 
 }  // namespace gpulab

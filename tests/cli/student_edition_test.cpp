@@ -91,10 +91,11 @@ TEST_CASE("export --student writes a tree without solutions, mutants or any solu
   const ProcessResult exported = export_to(edition);
   INFO(exported.out << exported.err);
   REQUIRE(exported.exit_code == 0);
-  CHECK(exported.out.find("left out: .ci/, solutions/, tests/mutations/") != std::string::npos);
+  CHECK(exported.out.find("left out: .ci/, solutions/, tests/mutations/, tests/variants/") != std::string::npos);
 
   CHECK_FALSE(fs::exists(edition / "solutions"));
   CHECK_FALSE(fs::exists(edition / "tests/mutations"));
+  CHECK_FALSE(fs::exists(edition / "tests/variants"));
   CHECK(read_text(edition / "student-edition.conf").find("edition = student") != std::string::npos);
   // GitHub Classroom's autograding, where Classroom runs it (docs/class.md).
   CHECK(read_text(edition / ".github" / "workflows" / "classroom.yml").find("command: ./gpulab check 01") != std::string::npos);

@@ -21,6 +21,7 @@ namespace gpulab::test {
 
 namespace {
 constexpr const char* kMutantPrefix = "mutant:";
+constexpr const char* kVariantPrefix = "variant:";
 std::string check_target_setting() {
   const char* target = std::getenv("GPULAB_CHECK_TARGET");
   return target == nullptr ? "" : target;
@@ -31,6 +32,7 @@ Target check_target() {
   const std::string target = check_target_setting();
   if (target == "exercise") return Target::Exercise;
   if (target.rfind(kMutantPrefix, 0) == 0) return Target::Mutant;
+  if (target.rfind(kVariantPrefix, 0) == 0) return Target::Variant;
   return Target::Solution;
 }
 
@@ -51,6 +53,8 @@ std::string program(const std::string& id, Target target) {
       return (apart != nullptr && *apart != '\0' ? std::string(apart) : bin_dir()) + "/lesson-" + id;
     }
     case Target::Mutant: return bin_dir() + "/mutant-" + id + "-" + check_target_setting().substr(std::string(kMutantPrefix).size());
+    case Target::Variant:
+      return bin_dir() + "/variant-" + id + "-" + check_target_setting().substr(std::string(kVariantPrefix).size());
     case Target::Solution: break;
   }
   return bin_dir() + "/solution-" + id;

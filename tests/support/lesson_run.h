@@ -16,12 +16,13 @@
 
 namespace gpulab::test {
 
-/// Which program a lesson check runs: GPULAB_CHECK_TARGET=exercise|solution|mutant:NAME
-/// (default solution); a mutant is a known wrong answer (tests/mutations, `gpulab dev mutants`).
-enum class Target { Exercise, Solution, Mutant };
+/// Which program a lesson check runs: GPULAB_CHECK_TARGET=exercise|solution|mutant:NAME|
+/// variant:NAME (default solution); a mutant is a known wrong answer (tests/mutations,
+/// `gpulab dev mutants`), a variant another right answer (tests/variants, `gpulab dev variants`).
+enum class Target { Exercise, Solution, Mutant, Variant };
 Target check_target();
 
-/// bin/lesson-NN, bin/solution-NN or bin/mutant-NN-NAME; the exercise from
+/// bin/lesson-NN, bin/solution-NN, bin/mutant-NN-NAME or bin/variant-NN-NAME; the exercise from
 /// GPULAB_CHECK_PROGRAMS instead when it is set (a student's, built apart).
 std::string program(const std::string& id, Target target = check_target());
 /// The build's bin folder and the source tree.
