@@ -31,11 +31,12 @@ namespace {
 // Known wrong answers (mutants) must fail; valid variants must pass. One runner for both.
 struct Kind {
   const char* prefix;   ///< of the programs: mutant-NN-<name>, variant-NN-<name>
-  const char* folder;   ///< under tests/ and the build folder
+  const char* folder;   ///< of the patches, under tests/
+  const char* sources;  ///< of the patched files, under the build folder
   bool must_pass;
 };
-constexpr Kind kMutants{"mutant", "mutations", false};
-constexpr Kind kVariants{"variant", "variants", true};
+constexpr Kind kMutants{"mutant", "mutations", "mutants", false};
+constexpr Kind kVariants{"variant", "variants", "variants", true};
 
 struct Mutant {
   std::string lesson;   ///< "04"
@@ -149,6 +150,7 @@ void judge(Mutant& mutant, const ChecksResult& checks) {
 
 std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
   const Kind& kind = options.variants ? kVariants : kMutants;
+  fix_generated_seed();
   const Manifest manifest = load_manifest();
   const std::string root = manifest.root;
   const std::string build = fs::weakly_canonical(executable_dir() + "/..").string();
@@ -181,7 +183,7 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
     for (const auto& patch_file : patches) {
       Mutant mutant{lesson.id, fs::path(patch_file).stem().string(), first_line_of(patch_file), "", false,
                     for_the_stretch(patch_file), &kind};
-      const std::string source = fmt::format("{}/{}/{}/{}.cpp", build, kind.folder, lesson.id, mutant.name);
+      const std::string source = fmt::format("{}/{}/{}/{}.cpp", build, kind.sources, lesson.id, mutant.name);
       std::string why = write_mutant_source(mutant, solution, patch_file, source, scratch);
       if (!why.empty()) {  // patch names its rejects file, in the scratch folder
         why = without_prefixes(why, {scratch.path() + "/"});

@@ -118,6 +118,13 @@ struct ChecksResult {
   std::string junit_xml;         ///< Catch2's JUnit report, when junit_file was asked
 };
 
+/// The checks' generated scenarios draw from GPULAB_SEED, at random when it is unset (a
+/// learner's `check` meets new ones each time, the seed printed with a failure). A grade,
+/// and a mutant's or variant's verdict, must not vary from one run to the next: grading
+/// fixes the seed to kGradingSeed unless GPULAB_SEED is given. Call before starting threads.
+inline constexpr const char* kGradingSeed = "1";
+void fix_generated_seed();
+
 /// Runs lesson `lesson_id`'s checks program against the exercise (or the solution).
 ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs);
 

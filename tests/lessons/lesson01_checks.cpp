@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -139,4 +140,25 @@ TEST_CASE("stretch: y lands on the visible GPU with the most memory", "[lesson01
     check_roomiest({{"CUDA_VISIBLE_DEVICES", "5,2"}}, physical_of_entries({5, 2}));
   }
   SECTION("no GPU visible: the CPU") { check_roomiest({{"CUDA_VISIBLE_DEVICES", ""}}, {}); }
+}
+
+// Generated: any node, any list CUDA may be given, judged against the reference solution:
+// x where it puts it, the counts it reports, and the CPU message exactly when it gives one.
+TEST_CASE("generated scenarios: every node and every kind of CUDA_VISIBLE_DEVICES list", "[lesson01]") {
+  Family family;
+  family.lesson = "01";
+  family.what = "nodes and CUDA_VISIBLE_DEVICES lists of every kind";
+  family.count = 16;
+  family.labels = {"after creating a tensor"};  // y is the stretch's
+  family.facts = {"physical_gpus", "visible_devices"};
+  family.said = {"CPU"};
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, simulated_nodes());
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    if (draw_int(rng, 0, 3) != 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, every_kind()));
+    if (draw_int(rng, 0, 2) == 0) drawn.env.emplace_back("CUDA_DEVICE_ORDER", draw_one(rng, {"PCI_BUS_ID", "FASTEST_FIRST"}));
+    return drawn;
+  };
+  check_against_reference(family);
 }

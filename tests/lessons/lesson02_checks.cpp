@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -139,4 +140,37 @@ TEST_CASE("stretch: nvidia-smi's numbers when the list names GPUs by UUID", "[le
                                                 uuids.at(5).substr(0, 12)}},
                   {3, 0, 5});
   }
+}
+
+// Generated: lists of plain numbers (repeated, "02", past the last GPU, negative) on nodes
+// whose CUDA order is nvidia-smi's, then (stretch) every node and every kind of entry; the
+// tensors and "nvidia_smi_numbers" judged against the reference solution's.
+namespace {
+Family lesson02_family(const std::vector<std::string>& nodes, const ListKinds& kinds, const std::string& what) {
+  Family family;
+  family.lesson = "02";
+  family.what = what;
+  family.facts = {"nvidia_smi_numbers"};
+  family.draw = [nodes, kinds](Rng& rng) {
+    const std::string name = draw_one(rng, nodes);
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    if (draw_int(rng, 0, 5) != 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, kinds));
+    return drawn;
+  };
+  return family;
+}
+}  // namespace
+
+TEST_CASE("generated scenarios: lists of plain numbers, repeated, with leading zeros or past the last GPU", "[lesson02]") {
+  check_against_reference(lesson02_family({"dgx-a100", "tiny2", "aws-p4d"}, ListKinds{},
+                                          "lists of plain numbers on nodes of like GPUs"));
+}
+
+// Not MIG: which nvidia-smi number a MIG instance has (its GPU's? none?) the task leaves open.
+TEST_CASE("stretch: generated scenarios on every node, with UUIDs, spaces and bad entries", "[lesson02][stretch]") {
+  ListKinds kinds = every_kind();
+  kinds.mig = false;
+  check_against_reference(lesson02_family({"dgx-a100", "tiny2", "aws-p4d", "workstation-mixed", "pascal-rig"}, kinds,
+                                          "every node but MIG's, every kind of list"));
 }

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -211,4 +212,27 @@ TEST_CASE("stretch: --setenv-before takes nvidia-smi's numbers on every node", "
   SECTION("pascal-rig, --setenv-before 0: the GTX 1080") { check_nvidia_smi_numbers("pascal-rig", "0", {0}); }
   SECTION("pascal-rig, --setenv-before 1,3") { check_nvidia_smi_numbers("pascal-rig", "1,3", {1, 3}); }
   SECTION("dgx-a100, --setenv-before 4") { check_nvidia_smi_numbers("dgx-a100", "4", {4}); }
+}
+
+// Generated: a shell's list and --setenv-before (and now and then --setenv-after) of plain
+// numbers on nodes of like GPUs; where x lands, the count, and the start-up log, as the
+// reference solution.
+TEST_CASE("generated scenarios: the shell's list against --setenv-before and --setenv-after", "[lesson03]") {
+  Family family;
+  family.lesson = "03";
+  family.what = "the shell's list, --setenv-before and --setenv-after";
+  family.facts = {"device_count"};
+  family.said = {"CUDA available"};
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = false;  // lists that leave a GPU: x goes to cuda:0
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, kinds, 3));
+    drawn.args = {"--setenv-before", draw_visible_list(rng, name, kinds, 3)};
+    if (draw_int(rng, 0, 2) == 0) drawn.args.insert(drawn.args.end(), {"--setenv-after", draw_visible_list(rng, name, kinds, 2)});
+    return drawn;
+  };
+  check_against_reference(family);
 }

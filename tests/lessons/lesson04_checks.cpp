@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_profile.h"
 #include "lesson_run.h"
@@ -148,4 +149,42 @@ TEST_CASE("stretch: where CUDA does not count in nvidia-smi's order", "[lesson04
     const Env env = {{"GPULAB_NODE", "pascal-rig"}, {"CUDA_VISIBLE_DEVICES", "3,0,1"}};
     check_on_gpu(env, physical_of_entries({3, 0, 1}, env), 1);
   }
+}
+
+// Generated: lists of plain numbers (repeated, "02", past the last GPU, negative) and a GPU
+// that is listed, or not, then (stretch) UUIDs, their prefixes and nodes of unlike GPUs;
+// where the model and batch land, or that the program refuses, as the reference solution.
+namespace {
+Family lesson04_family(const std::vector<std::string>& nodes, const ListKinds& kinds, const std::string& what) {
+  Family family;
+  family.lesson = "04";
+  family.what = what;
+  family.facts = {"device_count"};
+  family.draw = [nodes, kinds](Rng& rng) {
+    const std::string name = draw_one(rng, nodes);
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    const std::string list = draw_visible_list(rng, name, kinds);
+    drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", list);
+    // Mostly a GPU the process sees; now and then one it does not.
+    const auto visible = visible_after(name, list);
+    const int gpu = !visible.empty() && draw_int(rng, 0, 4) != 0
+                        ? visible.at(static_cast<std::size_t>(draw_int(rng, 0, static_cast<int>(visible.size()) - 1)))
+                        : draw_int(rng, 0, static_cast<int>(node(name).gpus.size()) - 1);
+    drawn.args = {"--gpu", std::to_string(gpu)};
+    return drawn;
+  };
+  return family;
+}
+}  // namespace
+
+TEST_CASE("generated scenarios: lists of plain numbers, repeated, with leading zeros or past the last GPU", "[lesson04]") {
+  check_against_reference(lesson04_family({"dgx-a100", "tiny2", "aws-p4d"}, ListKinds{}, "lists of plain numbers"));
+}
+
+TEST_CASE("stretch: generated scenarios with UUIDs, prefixes and nodes of unlike GPUs", "[lesson04][stretch]") {
+  ListKinds kinds;
+  kinds.uuids = true;
+  check_against_reference(
+      lesson04_family({"dgx-a100", "workstation-mixed", "pascal-rig", "aws-p4d"}, kinds, "UUIDs and every node"));
 }

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -209,4 +210,30 @@ TEST_CASE("stretch: each worker names, from inside its thread, the UUID of the G
                   "it names " + named.dump());
     }
   }
+}
+
+// Generated: lists of CUDA indices for the workers (repeated, in any order) under a list of
+// plain numbers; where each worker trains and which GPUs hold memory and contexts, as the
+// reference solution.
+TEST_CASE("generated scenarios: workers on drawn CUDA indices under drawn lists", "[lesson05]") {
+  Family family;
+  family.lesson = "05";
+  family.what = "--devices lists under CUDA_VISIBLE_DEVICES lists";
+  family.count = 8;  // each run trains a model per worker
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    std::optional<std::string> list;
+    if (draw_int(rng, 0, 1) == 0) list = draw_visible_list(rng, name, kinds, 4);
+    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+    const int visible = static_cast<int>(visible_after(name, list).size());
+    std::string devices;
+    for (int w = draw_int(rng, 1, 3); w > 0; --w) devices += (devices.empty() ? "" : ",") + std::to_string(draw_int(rng, 0, visible - 1));
+    drawn.args = {"--devices", devices};
+    return drawn;
+  };
+  check_against_reference(family);
 }

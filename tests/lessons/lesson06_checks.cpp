@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -162,4 +163,26 @@ TEST_CASE("stretch: what the article meant, one replica on each GPU the string l
                   observed == -2 ? "no replica named " + device : "it is " + placement(observed));
     }
   }
+}
+
+// Generated: device strings as PyTorch 1.5 read them (leading zeros, several digits, a comma,
+// trailing letters) under drawn lists; where each weight lands, or the error, as the reference.
+TEST_CASE("generated scenarios: device strings of every shape", "[lesson06]") {
+  Family family;
+  family.lesson = "06";
+  family.what = "device strings with leading zeros, several digits, commas and trailing letters";
+  family.labels = {"PyTorch 1.5 parse of", "model.cuda("};  // the replicas are the stretch's
+  family.draw = [](Rng& rng) {
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", "dgx-a100"}};
+    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, "dgx-a100", ListKinds{}, 5));
+    for (int s = draw_int(rng, 1, 3); s > 0; --s) {
+      std::string text = "cuda:" + std::string(static_cast<std::size_t>(draw_int(rng, 0, 2)), '0') + std::to_string(draw_int(rng, 0, 12));
+      if (draw_int(rng, 0, 2) == 0) text += "," + std::to_string(draw_int(rng, 0, 7));
+      if (draw_int(rng, 0, 4) == 0) text += draw_one(rng, {"gpu", "x", ":1"});
+      drawn.args.push_back(text);
+    }
+    return drawn;
+  };
+  check_against_reference(family);
 }

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -99,4 +100,29 @@ TEST_CASE("stretch: on workstation-mixed, --primary 3 --others 3,0: physical GPU
   GPULAB_REQUIRE_GPUS(4, env);
   const auto run = run_lesson("12", env, {"--primary", "3", "--others", "3,0"});
   check_run(run, 3, {0}, "workstation-mixed");
+}
+
+// Generated: a primary and other GPUs of any node, under whatever list the environment had;
+// DataParallel's GPUs and primary, as the reference solution's.
+TEST_CASE("generated scenarios: a drawn primary and others under a drawn environment", "[lesson12]") {
+  Family family;
+  family.lesson = "12";
+  family.what = "--primary and --others (distinct) on drawn nodes and lists";
+  family.count = 8;  // each run trains DataParallel
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"dgx-a100", "workstation-mixed", "pascal-rig", "aws-p4d"});
+    const int count = static_cast<int>(node(name).gpus.size());
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, ListKinds{}, 3));
+    if (draw_int(rng, 0, 2) == 0) drawn.env.emplace_back("CUDA_DEVICE_ORDER", draw_one(rng, {"PCI_BUS_ID", "FASTEST_FIRST"}));
+    std::vector<int> gpus(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) gpus[static_cast<std::size_t>(i)] = i;
+    std::shuffle(gpus.begin(), gpus.end(), rng);
+    std::string others;
+    for (int i = 1; i <= draw_int(rng, 1, std::min(3, count - 1)); ++i) others += (others.empty() ? "" : ",") + std::to_string(gpus[static_cast<std::size_t>(i)]);
+    drawn.args = {"--primary", std::to_string(gpus[0]), "--others", others};
+    return drawn;
+  };
+  check_against_reference(family);
 }

@@ -4,12 +4,14 @@
 // goes to an index-less torch::kCUDA (the current device, cuda:0) and the mask stays on the
 // CPU, so a CUDA op raises "Expected all tensors to be on the same device".
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -64,4 +66,27 @@ TEST_CASE("stretch: with --device cpu the step trains on the CPU and no GPU gets
   const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
   check_step_follows_model(env, "cpu", -1);
+}
+
+// Generated: --device cuda:K or the index-less cuda under drawn lists; where the step's
+// tensors land and which GPUs hold memory, as the reference solution.
+TEST_CASE("generated scenarios: --device strings under drawn lists", "[lesson18]") {
+  Family family;
+  family.lesson = "18";
+  family.what = "--device cuda:K and cuda under CUDA_VISIBLE_DEVICES lists";
+  family.count = 10;
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"dgx-a100", "tiny2"});
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    std::optional<std::string> list;
+    if (draw_int(rng, 0, 2) != 0) list = draw_visible_list(rng, name, kinds, 4);
+    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+    const int visible = static_cast<int>(visible_after(name, list).size());
+    drawn.args = {"--device", draw_int(rng, 0, 4) == 0 ? std::string("cuda") : "cuda:" + std::to_string(draw_int(rng, 0, visible - 1))};
+    return drawn;
+  };
+  check_against_reference(family);
 }

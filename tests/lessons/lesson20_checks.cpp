@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -174,4 +175,39 @@ TEST_CASE("stretch: the memory probe leaves no context on the spare GPU, and its
                   "it reads " + after.dump());
     }
   }
+}
+
+// Generated: the trainer's and the spare GPU anywhere the process sees (or one past them),
+// now and then an evaluation too big for the spare, on drawn nodes and lists; every tensor,
+// context and error, as the reference solution.
+TEST_CASE("generated scenarios: drawn trainer and spare GPUs, evaluations that fit or fail", "[lesson20]") {
+  Family family;
+  family.lesson = "20";
+  family.what = "--device and --spare, lists, nodes, evaluations that fail";
+  family.count = 12;
+  family.labels = {"after the first step", kDuring, "evaluation", kAfter, "next step", kEnd};  // not the stretch's probe
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"dgx-a100", "tiny2"});
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    std::optional<std::string> list;
+    if (draw_int(rng, 0, 1) == 0) list = draw_visible_list(rng, name, kinds, 4);
+    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+    const int visible = static_cast<int>(visible_after(name, list).size());
+    const int device = draw_int(rng, 0, visible - 1);
+    // Now and then a spare the process does not see: the helper fails with CUDA's error.
+    // Another GPU where there is one (the lesson's case); the same one otherwise.
+    const int other = visible > 1 ? (device + draw_int(rng, 1, visible - 1)) % visible : device;
+    const int spare = draw_int(rng, 0, 5) == 0 ? visible : other;
+    drawn.args = {"--device", std::to_string(device), "--spare", std::to_string(spare)};
+    // Now and then an evaluation that fails on the spare: too big for it (out of memory), or
+    // of a shape LibTorch refuses (another error): the trainer must be back either way.
+    const int failing = draw_int(rng, 0, 5);
+    if (failing == 0) drawn.args.insert(drawn.args.end(), {"--eval-rows", "30000000"});
+    if (failing == 1 || failing == 2) drawn.args.insert(drawn.args.end(), {"--eval-rows", "-" + std::to_string(draw_int(rng, 1, 9))});
+    return drawn;
+  };
+  check_against_reference(family);
 }
