@@ -11,6 +11,7 @@
 #include "gpulab/observe.h"
 #include "proc/launcher.h"
 #include "proc/usage_sampler.h"
+#include "proc/written_files.h"
 #include "report/launch_summary.h"
 #include "report/outcome.h"
 #include "view/launch_table.h"
@@ -39,9 +40,13 @@ void run_launch(LaunchOptions& options) {
   }
   UsageSampler usage(workers, [] { return make_observer(); });
   std::cerr << usage.warnings();
+  WrittenFiles written(workers);  // a TMPDIR each: which rank wrote which file
   const LaunchResult result =
       run_workers(plan, workers, [&](const std::vector<int>& pids) { usage.sample(pids); }, STDOUT_FILENO, STDERR_FILENO);
-  const LaunchSummary summary = summarize(plan, result, usage);
+  LaunchSummary summary = summarize(plan, result, usage);
+  const auto files = written.by_rank();
+  for (auto& worker : summary.workers)
+    if (const auto found = files.find(worker.rank); found != files.end()) worker.wrote = found->second;
   if (!options.quiet) std::cerr << view::render_launch_table(summary);
   if (!options.summary_json.empty()) {
     std::ofstream file(options.summary_json);

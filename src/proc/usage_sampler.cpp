@@ -71,7 +71,7 @@ LaunchSummary summarize(const LaunchPlan& plan, const LaunchResult& result, cons
   summary.interrupted_by = result.interrupted_by;
   for (const auto& w : result.workers) {
     WorkerSummary worker{w.spec.rank, w.spec.local_rank, w.spec.node_rank, w.spec.host, usage.node_name(w.spec.host),
-                         w.pid, w.exit_code, w.signal, w.stopped, {}};
+                         w.pid, w.exit_code, w.signal, w.stopped, {}, {}};
     for (const auto& [gpu, bytes] : usage.used_by(w.spec.host, w.pid)) worker.gpus.push_back({gpu, bytes});
     summary.workers.push_back(std::move(worker));
   }

@@ -60,6 +60,12 @@ WorkerSummary parse_worker(const json& w, const std::string& where) {
     if (!gpus[i].is_object()) throw ReportError(at, "expected an object");
     worker.gpus.push_back({field(gpus[i], at, "physical_index", -1), field<std::uint64_t>(gpus[i], at, "peak_bytes", 0)});
   }
+  const json wrote = w.value("wrote", json::array());
+  if (!wrote.is_array()) throw ReportError(where + ".wrote", "expected an array");
+  for (std::size_t i = 0; i < wrote.size(); ++i) {
+    if (!wrote[i].is_string()) throw ReportError(where + ".wrote[" + std::to_string(i) + "]", "expected a file name");
+    worker.wrote.push_back(wrote[i].get<std::string>());
+  }
   return worker;
 }
 
@@ -85,7 +91,8 @@ std::string launch_summary_json(const LaunchSummary& summary) {
                        {"exit_code", w.exit_code},
                        {"signal", w.signal},
                        {"stopped", w.stopped},
-                       {"gpus", gpus}});
+                       {"gpus", gpus},
+                       {"wrote", w.wrote}});
   }
   const json out = {{"backend", summary.backend},
                     {"nnodes", summary.nnodes},

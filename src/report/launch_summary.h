@@ -25,6 +25,8 @@ struct WorkerSummary {
   int signal = 0;
   bool stopped = false;  ///< stopped by the launcher after another worker failed
   std::vector<WorkerGpu> gpus;
+  /// Files it wrote in its own temporary folder (TMPDIR), as the filesystem saw them.
+  std::vector<std::string> wrote;
 };
 
 struct LaunchSummary {

@@ -55,6 +55,20 @@ std::string device_string(const at::Tensor& tensor) {
   return tensor.device().str();
 }
 
+// A CPU tensor's values as a checksum (FNV-1a over its bytes, hex), so the checks can tell
+// which data a program worked on without trusting what it says; small tensors only. GPU
+// tensors get none: copying them off the GPU would enter device guards, which on some
+// profiles make contexts, and so change what the lesson observes.
+constexpr std::int64_t kChecksumMaxElements = 1 << 16;
+Json checksum_of(const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.device().is_cpu() || tensor.numel() > kChecksumMaxElements) return nullptr;
+  const at::Tensor values = tensor.detach().contiguous();
+  const auto* byte = static_cast<const unsigned char*>(values.data_ptr());
+  std::uint64_t hash = 14695981039346656037ull;
+  for (std::size_t i = 0; i < values.nbytes(); ++i) hash = (hash ^ byte[i]) * 1099511628211ull;
+  return fmt::format("{:016x}", hash);
+}
+
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0); }
 
 // The exception's type and its message without LibTorch's C++ backtrace.
@@ -129,6 +143,7 @@ void Lesson::observe(const std::string& label, const std::vector<NamedTensor>& t
     located.push_back({{"name", name},
                        {"device", device_string(tensor)},
                        {"physical_index", physical >= 0 ? Json(physical) : Json(nullptr)}});
+    if (Json checksum = checksum_of(tensor); !checksum.is_null()) located.back()["checksum"] = checksum;
     places += fmt::format("\n      {} is on {}{}", name, device_string(tensor),
                           physical >= 0 ? fmt::format(" = physical GPU {}", physical) : "");
   }

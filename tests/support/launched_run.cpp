@@ -57,6 +57,7 @@ LaunchedRun run_launched(const std::string& id, const LaunchShape& shape, const 
     worker.signal = w.signal;
     worker.stopped = w.stopped;
     for (const auto& gpu : w.gpus) worker.peak[gpu.physical_index] = gpu.peak_bytes;
+    worker.wrote = w.wrote;
     std::ifstream report(reports + "/rank" + std::to_string(worker.rank) + ".json");
     if (report) worker.report = LessonRun{ProcessResult{}, nlohmann::json::parse(report)};
     run.workers.push_back(std::move(worker));

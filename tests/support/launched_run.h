@@ -26,6 +26,9 @@ struct LaunchedWorker {
   bool stopped = false;   ///< stopped by the launcher after another rank failed
   std::map<int, std::uint64_t> peak;  ///< physical GPU -> peak bytes, as nvidia-smi saw it
   std::optional<LessonRun> report;    ///< absent when the rank was stopped before it reported
+  /// Files it wrote in its own temporary folder (the launcher gives each rank one, TMPDIR),
+  /// as the filesystem saw them: which process wrote a checkpoint, observed.
+  std::vector<std::string> wrote;
 
   /// The physical GPUs nvidia-smi listed this process on at any time.
   std::set<int> listed_on() const;

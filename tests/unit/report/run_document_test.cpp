@@ -29,8 +29,8 @@ LaunchSummary two_workers() {
   summary.master_port = 29500;
   summary.exit_code = 1;
   summary.first_failure = 1;
-  summary.workers = {{0, 0, 0, "node0", "dgx-a100", 11, 0, 0, false, {{0, 4096}}},
-                     {1, 0, 1, "node1", "tiny2", 12, 1, 0, false, {}}};
+  summary.workers = {{0, 0, 0, "node0", "dgx-a100", 11, 0, 0, false, {{0, 4096}}, {}},
+                     {1, 0, 1, "node1", "tiny2", 12, 1, 0, false, {}, {}}};
   return summary;
 }
 
