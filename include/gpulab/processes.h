@@ -241,13 +241,15 @@ class WorkerPool {
 
   void record(const WorkerReport& report) {
     const std::string prefix = "worker" + std::to_string(report.worker) + "_";
+    // The worker's own facts first: what the library observed (its pid, where nvidia-smi
+    // listed it) is written after them, so a worker's fact "gpus" cannot stand in for it.
+    for (const auto& [key, value] : report.facts) lesson_.fact(prefix + key, value);
     lesson_.fact(prefix + "pid", report.pid);
     lesson_.fact(prefix + "finished", report.finished ? 1 : 0);
     std::string gpus;
     for (const int gpu : report.gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(gpu);
     lesson_.fact(prefix + "gpus", gpus.empty() ? "none" : gpus);
     if (!report.error.empty()) lesson_.fact(prefix + "error", report.error);
-    for (const auto& [key, value] : report.facts) lesson_.fact(prefix + key, value);
   }
 
   Lesson& lesson_;

@@ -104,3 +104,9 @@ TEST_CASE("stretch: workstation-mixed, 2 ranks: cuda:0 and cuda:1 are nvidia-smi
           "[lesson13][stretch]") {
   check_uuids({{{"GPULAB_NODE", "workstation-mixed"}}, 2, {}}, "workstation-mixed");
 }
+
+TEST_CASE("stretch: two nodes of 2 ranks under CUDA_VISIBLE_DEVICES=5,2: ranks 2 and 3 report the UUIDs of their own "
+          "node's GPUs 5 and 2",
+          "[lesson13][stretch]") {
+  check_uuids({{{"CUDA_VISIBLE_DEVICES", "5,2"}}, 2, {5, 2}, 2}, "dgx-a100");
+}

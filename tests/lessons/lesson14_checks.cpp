@@ -85,3 +85,9 @@ TEST_CASE("stretch: --loader-thread 1 under CUDA_VISIBLE_DEVICES=3,6: physical G
   INFO("the current device is per thread: a new thread starts on cuda:0");
   check({{{"CUDA_VISIBLE_DEVICES", "3,6"}}, 2, {3, 6}, {"--loader-thread", "1"}});
 }
+
+TEST_CASE("stretch: --loader-thread 1 on two nodes of 2 ranks: ranks 2 and 3 on their node's physical GPUs 0 and 1",
+          "[lesson14][stretch]") {
+  INFO("LOCAL_RANK picks the GPU on each node; RANK runs on to 3");
+  check({{}, 2, {}, {"--loader-thread", "1"}, 2});
+}

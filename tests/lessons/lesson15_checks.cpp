@@ -162,3 +162,9 @@ TEST_CASE("stretch: two dgx-a100 nodes, 2 ranks each: the PCI addresses of physi
           "[lesson15][stretch]") {
   check_bus_ids({{}, 2, {}}, "dgx-a100");
 }
+
+TEST_CASE("stretch: two aws-p4d nodes under CUDA_VISIBLE_DEVICES=1,0, 2 ranks each: GPUs 1 and 0 share a PCI bus "
+          "and differ in the device part (10:1D.0 and 10:1C.0)",
+          "[lesson15][stretch]") {
+  check_bus_ids({{{"GPULAB_NODE", "aws-p4d"}, {"CUDA_VISIBLE_DEVICES", "1,0"}}, 2, {1, 0}}, "aws-p4d");
+}

@@ -74,6 +74,26 @@ TEST_CASE("loaded on dgx-a100 under CUDA_VISIBLE_DEVICES=4,5,6,7 to cuda:1: phys
   check({{{"GPULAB_NODE", "dgx-a100"}, {"CUDA_VISIBLE_DEVICES", "4,5,6,7"}}, "cuda:1", 5, true});
 }
 
+// A loading machine that has no GPU --device names: nothing to choose for the learner, so the
+// load must fail, loudly, rather than put the weights on the CPU or another GPU.
+TEST_CASE("loaded on tiny2 under CUDA_VISIBLE_DEVICES=1 to cuda:1, which this machine does not have: the load fails",
+          "[lesson16]") {
+  const Env saving = {{"GPULAB_NODE", "dgx-a100"}};
+  GPULAB_REQUIRE_GPUS(4, saving);
+  const std::string file = fresh_state_dir() + "/checkpoint.pt";
+  require_no_errors(run_lesson("16", saving, {"--save", file}), "the save step");
+  const Env loading = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1"}};
+  const auto load = run_lesson("16", loading, {"--load", file, "--device", "cuda:1"});
+  INFO("scenario: " << shown(loading) << "lesson-16 --load checkpoint.pt --device cuda:1 (this process sees one GPU, cuda:0)");
+  const auto uncaught = load.errors("uncaught");
+  std::string placed;
+  for (const auto& o : load.report.at("observations"))
+    if (o.at("label") == "loaded")
+      for (const auto& t : o.at("tensors")) placed += " " + t.value("name", "") + " on " + t.value("device", "");
+  expect_that(!uncaught.empty() && placed.empty(), "the load fails with an error, and no weight lands anywhere",
+              uncaught.empty() ? "no error; the weights loaded:" + placed : "the weights loaded:" + placed);
+}
+
 // The stretch: on a machine where CUDA sees no GPU, the load succeeds with the weights on the CPU.
 TEST_CASE("stretch: saved from cuda:3 of dgx-a100, loaded where CUDA_VISIBLE_DEVICES=\"\" hides every GPU: the "
           "weights on the CPU, no GPU used",
@@ -83,7 +103,9 @@ TEST_CASE("stretch: saved from cuda:3 of dgx-a100, loaded where CUDA_VISIBLE_DEV
   const std::string file = fresh_state_dir() + "/checkpoint.pt";
   require_no_errors(run_lesson("16", saving, {"--save", file}), "the save step");
 
-  const Env loading = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", ""}};
+  Env loading = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", ""}};
+  SECTION("CUDA_VISIBLE_DEVICES=\"\"") {}
+  SECTION("CUDA_VISIBLE_DEVICES=-1, an invalid first entry") { loading.back().second = "-1"; }
   const auto load = run_lesson("16", loading, {"--load", file, "--device", "cuda:1"});
   const auto uncaught = load.errors("uncaught");
   require_that(uncaught.empty(), "your load succeeds on a machine with no GPU",
