@@ -17,4 +17,9 @@ Profile active_profile();
 /// backend says false: forking it is untried on real GPUs, where lessons start afresh.
 bool cuda_not_started();
 
+/// The calling thread's current CUDA device, as CUDA itself holds it, once this process has
+/// started CUDA (never starting it); -1 before that, and on real GPUs, where asking could
+/// start it. Lesson::observe records it, so a check need not take the program's word.
+int current_device_if_started();
+
 }  // namespace gpulab

@@ -148,6 +148,8 @@ void Lesson::observe(const std::string& label, const std::vector<NamedTensor>& t
                           physical >= 0 ? fmt::format(" = physical GPU {}", physical) : "");
   }
   impl_->report["observations"].push_back({{"label", label}, {"gpus", gpus}, {"tensors", located}});
+  // The observing thread's current device, from CUDA's own state (not the program's word).
+  if (const int current = current_device_if_started(); current >= 0) impl_->report["observations"].back()["current_device"] = current;
   if (!json_)
     std::cout << fmt::format("  [{}]\n      this process uses: {}{}\n", label, usage.empty() ? "no GPU" : usage, places)
               << std::flush;

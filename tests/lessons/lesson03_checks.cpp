@@ -184,9 +184,11 @@ TEST_CASE("with several settings the closest one before CUDA initialisation wins
 
 // The stretch: --setenv-before names nvidia-smi's GPUs on every node.
 namespace {
-void check_nvidia_smi_numbers(const std::string& node_name, const std::string& ids, const std::vector<int>& expected) {
-  const Env env = {{"GPULAB_NODE", node_name}};
-  INFO("GPULAB_NODE=" << node_name << " lesson-03 --setenv-before " << ids
+void check_nvidia_smi_numbers(const std::string& node_name, const std::string& ids, const std::vector<int>& expected,
+                              const std::optional<std::string>& shell_order = std::nullopt) {
+  Env env = {{"GPULAB_NODE", node_name}};
+  if (shell_order) env.emplace_back("CUDA_DEVICE_ORDER", *shell_order);
+  INFO(shown(env) << "lesson-03 --setenv-before " << ids
                       << "\nIDS are nvidia-smi's numbers; CUDA's own order on this node, nvidia-smi's number of cuda:0, cuda:1, ...: "
                       << [&] {
                            std::string order;
@@ -212,27 +214,46 @@ TEST_CASE("stretch: --setenv-before takes nvidia-smi's numbers on every node", "
   SECTION("pascal-rig, --setenv-before 0: the GTX 1080") { check_nvidia_smi_numbers("pascal-rig", "0", {0}); }
   SECTION("pascal-rig, --setenv-before 1,3") { check_nvidia_smi_numbers("pascal-rig", "1,3", {1, 3}); }
   SECTION("dgx-a100, --setenv-before 4") { check_nvidia_smi_numbers("dgx-a100", "4", {4}); }
+  SECTION("workstation-mixed, --setenv-before 0, the shell passing CUDA_DEVICE_ORDER=FASTEST_FIRST") {
+    check_nvidia_smi_numbers("workstation-mixed", "0", {0}, "FASTEST_FIRST");
+  }
 }
 
-// Generated: a shell's list and --setenv-before (and now and then --setenv-after) of plain
-// numbers on nodes of like GPUs; where x lands, the count, and the start-up log, as the
-// reference solution.
-TEST_CASE("generated scenarios: the shell's list against --setenv-before and --setenv-after", "[lesson03]") {
+// Generated: a shell's list (and order) and --setenv-before (and now and then
+// --setenv-after) of plain numbers; where x lands, the count, and the start-up log, as the
+// reference solution. The task's: --setenv-before on nodes of like GPUs, and on every node
+// without it (then the shell's settings alone decide, read in CUDA's order); the stretch's:
+// --setenv-before on nodes of unlike GPUs, whatever order the shell set.
+namespace {
+Family lesson03_family(bool stretch) {
   Family family;
   family.lesson = "03";
-  family.what = "the shell's list, --setenv-before and --setenv-after";
+  family.what = stretch ? "--setenv-before on nodes of unlike GPUs, under any CUDA_DEVICE_ORDER"
+                        : "the shell's list, --setenv-before and --setenv-after";
   family.facts = {"device_count"};
   family.said = {"CUDA available"};
-  family.draw = [](Rng& rng) {
-    const std::string name = draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
+  family.draw = [stretch](Rng& rng) {
     ListKinds kinds;
     kinds.negative = kinds.out_of_range = false;  // lists that leave a GPU: x goes to cuda:0
+    const bool flag = stretch || draw_int(rng, 0, 2) != 0;
+    const std::string name = stretch || !flag ? draw_one(rng, {"workstation-mixed", "pascal-rig", "dgx-a100", "tiny2"})
+                                              : draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
     Drawn drawn;
     drawn.env = {{"GPULAB_NODE", name}};
-    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, kinds, 3));
-    drawn.args = {"--setenv-before", draw_visible_list(rng, name, kinds, 3)};
-    if (draw_int(rng, 0, 2) == 0) drawn.args.insert(drawn.args.end(), {"--setenv-after", draw_visible_list(rng, name, kinds, 2)});
+    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_list_with_gpus(rng, name, kinds, 3));
+    if (draw_int(rng, 0, 2) == 0) drawn.env.emplace_back("CUDA_DEVICE_ORDER", draw_one(rng, {"PCI_BUS_ID", "FASTEST_FIRST"}));
+    if (flag) drawn.args = {"--setenv-before", draw_list_with_gpus(rng, name, kinds, 3)};
+    if (draw_int(rng, 0, 2) == 0) drawn.args.insert(drawn.args.end(), {"--setenv-after", draw_list_with_gpus(rng, name, kinds, 2)});
     return drawn;
   };
-  check_against_reference(family);
+  return family;
+}
+}  // namespace
+
+TEST_CASE("generated scenarios: the shell's list against --setenv-before and --setenv-after", "[lesson03]") {
+  check_against_reference(lesson03_family(/*stretch=*/false));
+}
+
+TEST_CASE("stretch: generated scenarios, --setenv-before on nodes of unlike GPUs", "[lesson03][stretch]") {
+  check_against_reference(lesson03_family(/*stretch=*/true));
 }

@@ -118,11 +118,32 @@ TEST_CASE("nvidia-smi's GPU N under other lists that name it", "[lesson04]") {
     GPULAB_REQUIRE_GPUS(5, Env{});
     check_on_gpu({}, cuda_order(), 4);
   }
+  SECTION("a leading zero: CUDA_VISIBLE_DEVICES=02,3, GPU 2 (the entry is the number 2)") {
+    check_list("02,3", {2, 3}, 2);
+  }
+  SECTION("two GPUs on each PCI bus: GPULAB_NODE=aws-p4d, nothing set, GPU 1") {
+    GPULAB_REQUIRE_SIMULATED_NODE("this scenario needs the simulated node aws-p4d");
+    const Env env = {{"GPULAB_NODE", "aws-p4d"}};
+    check_on_gpu(env, cuda_order(env), 1);
+  }
   SECTION("another node: GPULAB_NODE=tiny2 CUDA_VISIBLE_DEVICES=1,0, GPU 0") {
     const Env env = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1,0"}};
     GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
     if (simulated()) check_on_gpu(env, physical_of_entries({1, 0}, env), 0);
   }
+}
+
+TEST_CASE("a GPU the list does not name: the program refuses, and nothing lands on another GPU", "[lesson04]") {
+  const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3"}};
+  GPULAB_REQUIRE_GPUS(gpus_needed(env) + 2, env);
+  INFO("scenario: " << shown(env) << "lesson-04 --gpu 5\nnvidia-smi's GPU 5 is not among the GPUs this process sees (2 and 3)");
+  const auto run = run_lesson("04", env, {"--gpu", "5"});
+  expect_that(!run.errors("uncaught").empty(), "the program stops with an error (GPU 5 is not visible)", "no error");
+  std::set<int> used;
+  for (const auto& o : run.report.at("observations"))
+    for (const auto& gpu : o.at("gpus"))
+      if (gpu.value("used_bytes", std::uint64_t{0}) > 0) used.insert(gpu.at("physical_index").get<int>());
+  expect_that(used.empty(), "no memory of this process on any GPU", "memory on " + gpus(used));
 }
 
 TEST_CASE("stretch: lists of UUIDs name the GPU too", "[lesson04][stretch]") {

@@ -227,7 +227,7 @@ TEST_CASE("generated scenarios: workers on drawn CUDA indices under drawn lists"
     Drawn drawn;
     drawn.env = {{"GPULAB_NODE", name}};
     std::optional<std::string> list;
-    if (draw_int(rng, 0, 1) == 0) list = draw_visible_list(rng, name, kinds, 4);
+    if (draw_int(rng, 0, 1) == 0) list = draw_list_with_gpus(rng, name, kinds, 4);
     if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
     const int visible = static_cast<int>(visible_after(name, list).size());
     std::string devices;

@@ -166,23 +166,37 @@ TEST_CASE("stretch: what the article meant, one replica on each GPU the string l
 }
 
 // Generated: device strings as PyTorch 1.5 read them (leading zeros, several digits, a comma,
-// trailing letters) under drawn lists; where each weight lands, or the error, as the reference.
-TEST_CASE("generated scenarios: device strings of every shape", "[lesson06]") {
+// trailing letters, no digit at all) under drawn lists; where each weight lands, or the
+// error, as the reference. The stretch's family: the replicas of the GPUs a string meant.
+namespace {
+Family lesson06_family(bool stretch) {
   Family family;
   family.lesson = "06";
-  family.what = "device strings with leading zeros, several digits, commas and trailing letters";
-  family.labels = {"PyTorch 1.5 parse of", "model.cuda("};  // the replicas are the stretch's
-  family.draw = [](Rng& rng) {
+  family.what = stretch ? "the GPUs device strings with commas meant"
+                        : "device strings with leading zeros, several digits, commas, trailing letters or no digit";
+  family.labels = stretch ? std::vector<std::string>{"the GPUs meant by", "one replica per GPU meant by"}
+                          : std::vector<std::string>{"PyTorch 1.5 parse of", "model.cuda("};
+  family.draw = [stretch](Rng& rng) {
     Drawn drawn;
     drawn.env = {{"GPULAB_NODE", "dgx-a100"}};
     if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, "dgx-a100", ListKinds{}, 5));
     for (int s = draw_int(rng, 1, 3); s > 0; --s) {
       std::string text = "cuda:" + std::string(static_cast<std::size_t>(draw_int(rng, 0, 2)), '0') + std::to_string(draw_int(rng, 0, 12));
-      if (draw_int(rng, 0, 2) == 0) text += "," + std::to_string(draw_int(rng, 0, 7));
-      if (draw_int(rng, 0, 4) == 0) text += draw_one(rng, {"gpu", "x", ":1"});
+      if (stretch || draw_int(rng, 0, 2) == 0) text += "," + std::to_string(draw_int(rng, 0, 7));
+      if (!stretch && draw_int(rng, 0, 4) == 0) text += draw_one(rng, {"gpu", "x", ":1"});
+      if (!stretch && draw_int(rng, 0, 5) == 0) text = draw_one(rng, {"cuda:", "cuda:gpu", "cuda:,1"});
       drawn.args.push_back(text);
     }
     return drawn;
   };
-  check_against_reference(family);
+  return family;
+}
+}  // namespace
+
+TEST_CASE("generated scenarios: device strings of every shape", "[lesson06]") {
+  check_against_reference(lesson06_family(/*stretch=*/false));
+}
+
+TEST_CASE("stretch: generated scenarios, the GPUs a string with commas meant", "[lesson06][stretch]") {
+  check_against_reference(lesson06_family(/*stretch=*/true));
 }

@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "proc/process.h"
 #include "lesson_run.h"
@@ -191,6 +192,15 @@ TEST_CASE("workstation-mixed: every cuda:i mapped to nvidia-smi's number, in eve
       check_map(order, visible, kNode);
 }
 
+TEST_CASE("workstation-mixed: lists that name GPUs by UUID, alone or beside an index, in every order", "[lesson07]") {
+  GPULAB_REQUIRE_MIXED_GPUS();
+  const auto uuids = gpu_uuids(kNodeEnv);
+  for (const auto& order : kOrders) {
+    check_map(order, uuids.at(2) + "," + uuids.at(0), kNode);
+    check_map(order, uuids.at(3) + ",1", kNode);  // an index after a UUID ends the list
+  }
+}
+
 TEST_CASE("pascal-rig, dgx-a100 and aws-p4d: every cuda:i mapped to nvidia-smi's number", "[lesson07]") {
   if (!simulated()) {
     WARN("needs 4 GPUs, found 0 of pascal-rig: these nodes are simulated ones");
@@ -238,6 +248,12 @@ TEST_CASE("nvidia-smi's GPU 0 is not found when CUDA_VISIBLE_DEVICES=0 selects a
     const auto contexts = run.contexts("on cuda:0");
     expect_that(contexts == std::vector<int>{cuda.front()},
                 "a CUDA context on " + gpus({cuda.front()}) + " only" + when, contexts_on(contexts));
+    // Not found, so no batch: not on cuda:0 nor anywhere else.
+    std::string batch;
+    for (const auto& o : run.report.at("observations"))
+      for (const auto& t : o.at("tensors"))
+        if (t.value("name", "") == "batch") batch = t.value("device", "");
+    expect_that(batch.empty(), "no batch on any GPU: the GPU asked for is not visible" + when, "a batch on " + batch);
   }
 }
 
@@ -253,4 +269,45 @@ TEST_CASE("stretch: the same map through the GPUs' PCI bus ids", "[lesson07][str
   // location, device number included, tells them apart.
   check_map(kOrders[0], std::nullopt, "aws-p4d", key);
   check_map(kOrders[0], std::string("5,2"), "aws-p4d", key);
+}
+
+// Generated: nodes of like and unlike GPUs, CUDA_DEVICE_ORDER, lists of every kind but MIG,
+// and the GPU asked for; nvidia-smi's number of every cuda:i, the wanted GPU's index and
+// where its batch lands, as the reference solution. The stretch's: the same through bus ids.
+namespace {
+Family lesson07_family(bool stretch) {
+  Family family;
+  family.lesson = "07";
+  family.what = stretch ? "nodes, orders and lists, mapped through the PCI bus ids" : "nodes, orders, lists and the GPU asked for";
+  for (int i = 0; i < 8; ++i)
+    family.facts.push_back((stretch ? "nvidia_smi_number_by_bus_id_of_cuda:" : "nvidia_smi_number_of_cuda:") + std::to_string(i));
+  if (!stretch) family.facts.push_back("cuda_index_of_wanted_gpu");
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"workstation-mixed", "pascal-rig", "dgx-a100", "aws-p4d"});
+    ListKinds kinds = every_kind();
+    kinds.mig = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    if (draw_int(rng, 0, 2) != 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, kinds, 4));
+    if (draw_int(rng, 0, 2) != 0) drawn.env.emplace_back("CUDA_DEVICE_ORDER", draw_one(rng, {"PCI_BUS_ID", "FASTEST_FIRST"}));
+    std::string uuids, bus_ids;
+    const gpulab::Node drawn_on = node(name);
+    for (const auto& gpu : drawn_on.gpus) {
+      uuids += (uuids.empty() ? "" : ",") + gpu.uuid;
+      bus_ids += (bus_ids.empty() ? "" : ",") + gpu.pci_bus_id;
+    }
+    drawn.args = {"--smi-bus-ids", bus_ids, "--smi-uuids", uuids, "--gpu",
+                  std::to_string(draw_int(rng, 0, static_cast<int>(drawn_on.gpus.size()) - 1))};
+    return drawn;
+  };
+  return family;
+}
+}  // namespace
+
+TEST_CASE("generated scenarios: nodes, CUDA_DEVICE_ORDER, lists of every kind and the GPU asked for", "[lesson07]") {
+  check_against_reference(lesson07_family(/*stretch=*/false));
+}
+
+TEST_CASE("stretch: generated scenarios, the map through the PCI bus ids", "[lesson07][stretch]") {
+  check_against_reference(lesson07_family(/*stretch=*/true));
 }

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -217,6 +218,9 @@ TEST_CASE("stretch: a CUDA_VISIBLE_DEVICES value that gets the same GPUs with no
     for (std::size_t g = 0; g < mig_node.gpus.size(); ++g)
       if (!mig_node.gpus[g].mig.empty() && parent < 0) parent = static_cast<int>(g);
     check_same_gpus(every_gpu, {parent}, "mig-a100");
+    // CUDA's order is not nvidia-smi's there: "0" names CUDA's first GPU, nvidia-smi's GPU 1.
+    const Env mixed = {{"GPULAB_NODE", "workstation-mixed"}};
+    check_same_gpus("0,x", {cuda_order(mixed).at(0)}, "workstation-mixed");
   }
 }
 
@@ -250,4 +254,22 @@ TEST_CASE("MIG: a process sees one MIG instance, on its parent GPU, even when tw
     for (std::size_t g = mig_node.gpus.size(); g-- > 0;) every_gpu += std::to_string(g) + (g > 0 ? "," : "");
     check_visible(every_gpu, {parent}, "mig-a100");
   }
+}
+
+// Generated: lists of every kind on every node: the GPUs CUDA shows and whether the program
+// says it ignored part of the list, as the reference solution (the message's words, which
+// must name the GPUs by UUID, are the hand-written checks' to judge).
+TEST_CASE("generated scenarios: lists of every kind on every node", "[lesson08]") {
+  Family family;
+  family.lesson = "08";
+  family.what = "CUDA_VISIBLE_DEVICES lists of every kind";
+  family.count = 16;
+  family.facts = {"device_count"};
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, simulated_nodes());
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}, {"CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, every_kind())}};
+    return drawn;
+  };
+  check_against_reference(family);
 }

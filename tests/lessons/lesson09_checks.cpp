@@ -3,12 +3,14 @@
 // expectations come from its CUDA_VISIBLE_DEVICES and --device-ids.
 #include <algorithm>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -179,4 +181,32 @@ TEST_CASE("stretch: under CUDA_VISIBLE_DEVICES=7,3,5, device_ids {0, 2} with --o
           "physical GPU 3, a GPU outside device_ids",
           "[lesson09][stretch]") {
   check_output_device({{{"CUDA_VISIBLE_DEVICES", "7,3,5"}}, {0, 2}, {7, 3, 5}}, 1);
+}
+
+// Generated: DataParallel's device_ids drawn among the visible GPUs, under drawn lists;
+// where the model, its replicas and the output are, as the reference solution.
+TEST_CASE("generated scenarios: device_ids drawn among the GPUs drawn lists leave", "[lesson09]") {
+  Family family;
+  family.lesson = "09";
+  family.what = "--device-ids under CUDA_VISIBLE_DEVICES lists";
+  family.count = 8;
+  family.draw = [](Rng& rng) {
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = kinds.duplicates = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", "dgx-a100"}};
+    std::optional<std::string> list;
+    if (draw_int(rng, 0, 1) == 0) list = draw_list_with_gpus(rng, "dgx-a100", kinds, 5);
+    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+    const int visible = static_cast<int>(visible_after("dgx-a100", list).size());
+    std::vector<int> ids(static_cast<std::size_t>(visible));
+    for (int i = 0; i < visible; ++i) ids[static_cast<std::size_t>(i)] = i;
+    std::shuffle(ids.begin(), ids.end(), rng);
+    std::string device_ids;
+    for (int i = 0; i < std::min(visible, draw_int(rng, 1, 3)); ++i)
+      device_ids += (device_ids.empty() ? "" : ",") + std::to_string(ids[static_cast<std::size_t>(i)]);
+    drawn.args = {"--device-ids", device_ids};
+    return drawn;
+  };
+  check_against_reference(family);
 }

@@ -4,12 +4,14 @@
 // scenario's CUDA_VISIBLE_DEVICES and --device-ids.
 #include <algorithm>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -57,7 +59,10 @@ void check(const Scenario& scenario) {
     // must be the model's device, cuda:device_ids[0] in the program's own numbering (which
     // hiding GPUs in the program may have changed): the fact and the weight's device both use it.
     const std::string model_device = run.device_of("after training", "weight");
-    const auto& fact = run.fact("current_device");
+    // CUDA's own state, which the library records at the observation; the program's fact
+    // only where the backend cannot say (real GPUs).
+    const auto& observed = run.observation("after training");
+    const auto& fact = observed.contains("current_device") ? observed.at("current_device") : run.fact("current_device");
     const std::string current = fact.is_number_integer() ? "cuda:" + std::to_string(fact.get<int>()) : fact.dump();
     expect_that(current == model_device,
                 "the main thread's current device, where the batch's index-less torch::kCUDA puts it, is the "
@@ -69,7 +74,8 @@ void check(const Scenario& scenario) {
   for (const char* tensor : {"weight", "bias"})
     expect_on_gpu(run, "after training", tensor, physical(scenario, scenario.device_ids.front()));
   for (int gpu : expected) {
-    const std::uint64_t context = simulated(scenario.env) ? node().gpus[static_cast<std::size_t>(gpu)].context_bytes : 0;
+    const std::uint64_t context =
+        simulated(scenario.env) ? node(gpu_inventory(scenario.env).node).gpus[static_cast<std::size_t>(gpu)].context_bytes : 0;
     const std::string where = "physical GPU " + std::to_string(gpu);
     expect_that(used.count(gpu) == 1, "memory on " + where + " (after training)", "none there");
     if (used.count(gpu) == 1)
@@ -111,4 +117,46 @@ TEST_CASE("stretch: with --hide-others under CUDA_VISIBLE_DEVICES=4,5,6,7, devic
           "[lesson10][stretch]") {
   const Env env{{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}};
   check({env, {2, 0}, {4, 5, 6, 7}, {"--hide-others"}});
+}
+
+TEST_CASE("stretch: with --hide-others under CUDA_VISIBLE_DEVICES=04,05,06,07 (leading zeros), device_ids {2, 0}: "
+          "physical GPUs 6 and 4 only",
+          "[lesson10][stretch]") {
+  const Env env{{"CUDA_VISIBLE_DEVICES", "04,05,06,07"}};
+  check({env, {2, 0}, {4, 5, 6, 7}, {"--hide-others"}});
+}
+
+TEST_CASE("stretch: with --hide-others on workstation-mixed, device_ids {1, 0}: CUDA's order, not nvidia-smi's",
+          "[lesson10][stretch]") {
+  GPULAB_REQUIRE_SIMULATED_NODE("this scenario needs the simulated node workstation-mixed");
+  const Env env{{"GPULAB_NODE", "workstation-mixed"}};
+  check({env, {1, 0}, {}, {"--hide-others"}});
+}
+
+// Generated: device_ids drawn among the visible GPUs, under drawn lists; which GPUs the
+// process touches (contexts, memory) and where the batch lands, as the reference solution.
+TEST_CASE("generated scenarios: device_ids drawn among the GPUs drawn lists leave", "[lesson10]") {
+  Family family;
+  family.lesson = "10";
+  family.what = "--device-ids under CUDA_VISIBLE_DEVICES lists";
+  family.count = 8;
+  family.draw = [](Rng& rng) {
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = kinds.duplicates = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", "dgx-a100"}};
+    std::optional<std::string> list;
+    if (draw_int(rng, 0, 1) == 0) list = draw_list_with_gpus(rng, "dgx-a100", kinds, 5);
+    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+    const int visible = static_cast<int>(visible_after("dgx-a100", list).size());
+    std::vector<int> ids(static_cast<std::size_t>(visible));
+    for (int i = 0; i < visible; ++i) ids[static_cast<std::size_t>(i)] = i;
+    std::shuffle(ids.begin(), ids.end(), rng);
+    std::string device_ids;
+    for (int i = 0; i < std::min(visible, draw_int(rng, 1, 3)); ++i)
+      device_ids += (device_ids.empty() ? "" : ",") + std::to_string(ids[static_cast<std::size_t>(i)]);
+    drawn.args = {"--device-ids", device_ids};
+    return drawn;
+  };
+  check_against_reference(family);
 }

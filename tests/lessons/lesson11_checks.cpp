@@ -7,12 +7,14 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -234,4 +236,25 @@ TEST_CASE("stretch: pascal-rig with --no-warnings: the three GTX 1080 Ti, alike 
 
 TEST_CASE("stretch: dgx-a100 with --no-warnings: all eight alike, all eight used", "[lesson11][stretch]") {
   check_no_warnings({}, {0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}, "eight A100s: nothing to leave out");
+}
+
+// Generated: nodes and lists; which GPUs DataParallel uses and where the model sits, as the
+// reference solution (a primary tied for the most memory is the hand-written checks' to
+// accept: the families compare with one choice, so they draw where there is no tie).
+TEST_CASE("generated scenarios: nodes of unlike GPUs under drawn lists", "[lesson11]") {
+  Family family;
+  family.lesson = "11";
+  family.what = "nodes of unlike GPUs under CUDA_VISIBLE_DEVICES lists";
+  family.count = 8;
+  family.memory_slack = ~std::uint64_t{0};  // how much each GPU carries is the hand-written checks'
+  family.draw = [](Rng& rng) {
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = kinds.duplicates = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", "workstation-mixed"}};
+    if (draw_int(rng, 0, 2) != 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_list_with_gpus(rng, "workstation-mixed", kinds, 4));
+    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_DEVICE_ORDER", draw_one(rng, {"PCI_BUS_ID", "FASTEST_FIRST"}));
+    return drawn;
+  };
+  check_against_reference(family);
 }

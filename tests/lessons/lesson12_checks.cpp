@@ -114,7 +114,7 @@ TEST_CASE("generated scenarios: a drawn primary and others under a drawn environ
     const int count = static_cast<int>(node(name).gpus.size());
     Drawn drawn;
     drawn.env = {{"GPULAB_NODE", name}};
-    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_visible_list(rng, name, ListKinds{}, 3));
+    if (draw_int(rng, 0, 1) == 0) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", draw_list_with_gpus(rng, name, ListKinds{}, 3));
     if (draw_int(rng, 0, 2) == 0) drawn.env.emplace_back("CUDA_DEVICE_ORDER", draw_one(rng, {"PCI_BUS_ID", "FASTEST_FIRST"}));
     std::vector<int> gpus(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) gpus[static_cast<std::size_t>(i)] = i;

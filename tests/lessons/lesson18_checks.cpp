@@ -82,7 +82,7 @@ TEST_CASE("generated scenarios: --device strings under drawn lists", "[lesson18]
     Drawn drawn;
     drawn.env = {{"GPULAB_NODE", name}};
     std::optional<std::string> list;
-    if (draw_int(rng, 0, 2) != 0) list = draw_visible_list(rng, name, kinds, 4);
+    if (draw_int(rng, 0, 2) != 0) list = draw_list_with_gpus(rng, name, kinds, 4);
     if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
     const int visible = static_cast<int>(visible_after(name, list).size());
     drawn.args = {"--device", draw_int(rng, 0, 4) == 0 ? std::string("cuda") : "cuda:" + std::to_string(draw_int(rng, 0, visible - 1))};

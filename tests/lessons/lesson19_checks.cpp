@@ -6,13 +6,16 @@
 // trainer's model and output stay on the first visible GPU alone. The checks read each
 // worker's report (gpulab::WorkerPool): whether its work finished, where nvidia-smi listed
 // its own pid, where its batch was; and the trainer's own observations.
+#include <algorithm>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "expect.h"
+#include "generated.h"
 #include "gpu_requirements.h"
 #include "lesson_run.h"
 
@@ -118,4 +121,29 @@ TEST_CASE("stretch: --worker-gpus names each worker's GPU as nvidia-smi numbers 
     const Env env = {{"GPULAB_NODE", "workstation-mixed"}, {"CUDA_VISIBLE_DEVICES", "0"}};
     check_workers(env, {"--workers", "2", "--worker-gpus", "2,3"}, {2, 3}, physical_of_entries({0}, env).at(0));
   }
+}
+
+// Generated: worker counts under drawn lists and nodes; where the trainer's tensors are, where
+// nvidia-smi listed each worker (the library's observation) and how many finished, as the
+// reference solution.
+TEST_CASE("generated scenarios: worker counts under drawn lists", "[lesson19]") {
+  Family family;
+  family.lesson = "19";
+  family.what = "--workers under CUDA_VISIBLE_DEVICES lists";
+  family.count = 6;
+  family.facts = {"workers_finished", "worker0_gpus", "worker1_gpus", "worker2_gpus"};
+  family.draw = [](Rng& rng) {
+    const std::string name = draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
+    ListKinds kinds;
+    kinds.negative = kinds.out_of_range = kinds.duplicates = false;
+    Drawn drawn;
+    drawn.env = {{"GPULAB_NODE", name}};
+    std::optional<std::string> list;
+    if (draw_int(rng, 0, 2) != 0) list = draw_list_with_gpus(rng, name, kinds, 4);
+    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+    const int visible = static_cast<int>(visible_after(name, list).size());
+    drawn.args = {"--workers", std::to_string(std::max(1, std::min(3, draw_int(rng, 1, std::max(1, visible - 1)))))};
+    return drawn;
+  };
+  check_against_reference(family);
 }

@@ -90,6 +90,14 @@ std::string draw_visible_list(Rng& rng, const std::string& node_name, const List
   return list;
 }
 
+std::string draw_list_with_gpus(Rng& rng, const std::string& node_name, const ListKinds& kinds, int max_entries) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string list = draw_visible_list(rng, node_name, kinds, max_entries);
+    if (!visible_after(node_name, list).empty()) return list;
+  }
+  return "0";  // every kind of entry drawn hid the GPUs a hundred times: the first GPU alone
+}
+
 std::vector<int> visible_after(const std::string& node_name, const std::optional<std::string>& list,
                                const std::optional<std::string>& order) {
   std::vector<int> physical;

@@ -82,6 +82,10 @@ const std::vector<std::string>& simulated_nodes();
 /// indices of its GPUs, with the kinds `kinds` allows mixed in.
 std::string draw_visible_list(Rng& rng, const std::string& node_name, const ListKinds& kinds, int max_entries = 5);
 
+/// Like draw_visible_list, but a list that leaves this process at least one GPU (drawn again
+/// until it does): for lessons whose programs need one, and whose arguments count them.
+std::string draw_list_with_gpus(Rng& rng, const std::string& node_name, const ListKinds& kinds, int max_entries = 5);
+
 /// One of `names`, uniformly.
 std::string draw_one(Rng& rng, const std::vector<std::string>& names);
 

@@ -154,6 +154,14 @@ std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env&
 
 std::vector<int> visible_physical(const std::optional<std::string>& integer_list, const Env& env) {
   if (!integer_list) return cuda_order(env);
+  if (simulated(env)) {  // any list: the simulator's own rule (UUIDs, prefixes, bad entries)
+    const auto order = setting(env, "CUDA_DEVICE_ORDER");
+    std::vector<int> physical;
+    for (const VisibleDevice& device : visible_devices(node(node_name(env)), integer_list,
+                                                       parse_device_order(order ? order->c_str() : nullptr)))
+      physical.push_back(device.physical_index);
+    return physical;
+  }
   std::vector<int> entries;
   for (std::string::size_type start = 0; start <= integer_list->size();) {
     const auto comma = integer_list->find(',', start);

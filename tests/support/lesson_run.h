@@ -105,8 +105,9 @@ std::vector<int> cuda_order(const Env& env = {});
 /// order: entry i is cuda_order(env)[i] (physical GPU i where CUDA counts in PCI order).
 std::vector<int> physical_of_entries(const std::vector<int>& entries, const Env& env = {});
 
-/// The physical GPUs an integer list written by a test ("5,1,6") makes visible, in CUDA
-/// index order; every GPU (cuda_order(env)) when unset.
+/// The physical GPUs a list written by a test ("5,1,6") makes visible, in CUDA index order;
+/// every GPU (cuda_order(env)) when unset. On the simulated node any list (UUIDs, bad
+/// entries), by the simulator's own rule; on real GPUs integer lists only.
 std::vector<int> visible_physical(const std::optional<std::string>& integer_list, const Env& env = {});
 
 /// Each physical GPU's UUID, in nvidia-smi's order: the node file's on the simulated node,

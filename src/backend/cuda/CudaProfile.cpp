@@ -18,4 +18,6 @@ Profile active_profile() {
 
 bool cuda_not_started() { return false; }
 
+int current_device_if_started() { return -1; }
+
 }  // namespace gpulab

@@ -21,4 +21,6 @@ Profile active_profile() {
 
 bool cuda_not_started() { return !sim::Driver::initialized(); }
 
+int current_device_if_started() { return sim::Driver::initialized() ? sim::Driver::current_device() : -1; }
+
 }  // namespace gpulab
