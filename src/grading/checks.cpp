@@ -60,7 +60,10 @@ void judge(ChecksResult& checks, const ProcessResult& result, const ChecksReques
 
 }  // namespace
 
-void fix_generated_seed() { setenv("GPULAB_SEED", kGradingSeed, /*overwrite=*/0); }
+void fix_generated_seed() {
+  setenv("GPULAB_SEED", kGradingSeed, /*overwrite=*/0);
+  setenv("GPULAB_SCENARIOS", "all", /*overwrite=*/1);
+}
 
 ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs) {
   // A lesson program the checks started outlives them when they are stopped at their limit:

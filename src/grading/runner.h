@@ -119,9 +119,10 @@ struct ChecksResult {
 };
 
 /// The checks' generated scenarios draw from GPULAB_SEED, at random when it is unset (a
-/// learner's `check` meets new ones each time, the seed printed with a failure). A grade,
-/// and a mutant's or variant's verdict, must not vary from one run to the next: grading
-/// fixes the seed to kGradingSeed unless GPULAB_SEED is given. Call before starting threads.
+/// learner's `check` meets new ones each time, half of each family, the seed printed with a
+/// failure). A grade, and a mutant's or variant's verdict, must not vary from one run to the
+/// next: grading fixes the seed to kGradingSeed unless GPULAB_SEED is given, and draws every
+/// scenario (GPULAB_SCENARIOS=all). Call before starting threads.
 inline constexpr const char* kGradingSeed = "1";
 void fix_generated_seed();
 

@@ -36,7 +36,7 @@ struct Family {
   std::string lesson;                 ///< "04"
   std::string what;                   ///< "integer lists that name the GPU", for the failure's line
   Generator draw;
-  int count = 12;                     ///< scenarios drawn
+  int count = 12;                     ///< scenarios drawn when grading; a learner's check draws half
   std::vector<std::string> facts;     ///< facts of the report that must equal the reference's
   /// The observations (and errors) compared: those whose label starts with one of these;
   /// empty: all. A task's family leaves out what only the stretch task observes (the
@@ -49,6 +49,11 @@ struct Family {
   /// Bytes on one GPU may differ from the reference's by this much (an extra small tensor).
   std::uint64_t memory_slack = 8ull * 1024 * 1024;
 };
+
+/// How many scenarios `family` draws: all of them under GPULAB_SCENARIOS=all (grading, the
+/// mutants and variants: src/grading/runner.h's fix_generated_seed sets it), else half, so a
+/// learner's edit-to-verdict stays short (each check draws a new half at random).
+int scenario_count(const Family& family);
 
 /// Runs `family`'s scenarios (seeded by generated_seed() and the lesson) on the learner's
 /// program and the reference solution, two at a time, and fails with the first scenario
