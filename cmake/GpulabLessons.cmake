@@ -24,6 +24,25 @@ function(gpulab_add_lesson_program target source)
   gpulab_quick_rebuild(${target})
 endfunction()
 
+# Patched solutions (tests/mutations, tests/variants): a program <prefix>-<id>-<name> for
+# each <patches>/lesson<id>/<name>.patch, compiled from <build>/<sources>/<id>/<name>.cpp,
+# which `gpulab dev mutants` / `dev variants` writes (the solution, patched) before building
+# them. Not in `all`: the tests build them.
+function(gpulab_add_patched_programs patches prefix sources id)
+  file(GLOB _patches CONFIGURE_DEPENDS "${patches}/lesson${id}/*.patch")
+  foreach(_patch IN LISTS _patches)
+    get_filename_component(_name "${_patch}" NAME_WE)
+    if(NOT _name MATCHES "^[a-z0-9][a-z0-9-]*$")
+      message(FATAL_ERROR "${_patch}: name it in lower-case letters, digits and dashes")
+    endif()
+    set(_source "${PROJECT_BINARY_DIR}/${sources}/${id}/${_name}.cpp")
+    set_source_files_properties("${_source}" PROPERTIES GENERATED TRUE)
+    gpulab_add_lesson_program(${prefix}-${id}-${_name} "${_source}")
+    set_target_properties(${prefix}-${id}-${_name} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    target_compile_options(${prefix}-${id}-${_name} PRIVATE -Wno-error)  # a student's answer may warn
+  endforeach()
+endfunction()
+
 if(_count GREATER 0)
   math(EXPR _last "${_count} - 1")
   foreach(_i RANGE ${_last})

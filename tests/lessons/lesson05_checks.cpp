@@ -221,17 +221,10 @@ TEST_CASE("generated scenarios: workers on drawn CUDA indices under drawn lists"
   family.what = "--devices lists under CUDA_VISIBLE_DEVICES lists";
   family.count = 8;  // each run trains a model per worker
   family.draw = [](Rng& rng) {
-    const std::string name = draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
-    ListKinds kinds;
-    kinds.negative = kinds.out_of_range = false;
-    Drawn drawn;
-    drawn.env = {{"GPULAB_NODE", name}};
-    std::optional<std::string> list;
-    if (draw_int(rng, 0, 1) == 0) list = draw_list_with_gpus(rng, name, kinds, 4);
-    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
-    const int visible = static_cast<int>(visible_after(name, list).size());
-    std::string devices;
-    for (int w = draw_int(rng, 1, 3); w > 0; --w) devices += (devices.empty() ? "" : ",") + std::to_string(draw_int(rng, 0, visible - 1));
+    Place place = draw_place(rng, {"dgx-a100", "tiny2", "aws-p4d"}, 0.5);
+    Drawn& drawn = place.drawn;
+    std::string devices;  // repeats allowed: two workers may share a GPU
+    for (int w = draw_int(rng, 1, 3); w > 0; --w) devices += (devices.empty() ? "" : ",") + std::to_string(draw_int(rng, 0, place.visible - 1));
     drawn.args = {"--devices", devices};
     return drawn;
   };

@@ -140,23 +140,7 @@ TEST_CASE("generated scenarios: device_ids drawn among the GPUs drawn lists leav
   family.lesson = "10";
   family.what = "--device-ids under CUDA_VISIBLE_DEVICES lists";
   family.count = 8;
-  family.draw = [](Rng& rng) {
-    ListKinds kinds;
-    kinds.negative = kinds.out_of_range = kinds.duplicates = false;
-    Drawn drawn;
-    drawn.env = {{"GPULAB_NODE", "dgx-a100"}};
-    std::optional<std::string> list;
-    if (draw_int(rng, 0, 1) == 0) list = draw_list_with_gpus(rng, "dgx-a100", kinds, 5);
-    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
-    const int visible = static_cast<int>(visible_after("dgx-a100", list).size());
-    std::vector<int> ids(static_cast<std::size_t>(visible));
-    for (int i = 0; i < visible; ++i) ids[static_cast<std::size_t>(i)] = i;
-    std::shuffle(ids.begin(), ids.end(), rng);
-    std::string device_ids;
-    for (int i = 0; i < std::min(visible, draw_int(rng, 1, 3)); ++i)
-      device_ids += (device_ids.empty() ? "" : ",") + std::to_string(ids[static_cast<std::size_t>(i)]);
-    drawn.args = {"--device-ids", device_ids};
-    return drawn;
-  };
+  family.draw = device_ids_scenarios();
+
   check_against_reference(family);
 }

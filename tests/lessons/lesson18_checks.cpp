@@ -61,6 +61,10 @@ TEST_CASE("another node: on tiny2 with --device cuda:1 the step runs on its phys
   check_step_follows_model(env, "cuda:1", cuda_order(env).at(1));
 }
 
+TEST_CASE("--device cuda, no index: the model on the current GPU, cuda:0, under CUDA_VISIBLE_DEVICES=5,1", "[lesson18]") {
+  check_list("5,1", {5, 1}, "cuda", 0);
+}
+
 // The stretch: the same code with the model on the CPU trains there and touches no GPU.
 TEST_CASE("stretch: with --device cpu the step trains on the CPU and no GPU gets a context", "[lesson18][stretch]") {
   const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3"}};
@@ -76,16 +80,9 @@ TEST_CASE("generated scenarios: --device strings under drawn lists", "[lesson18]
   family.what = "--device cuda:K and cuda under CUDA_VISIBLE_DEVICES lists";
   family.count = 10;
   family.draw = [](Rng& rng) {
-    const std::string name = draw_one(rng, {"dgx-a100", "tiny2"});
-    ListKinds kinds;
-    kinds.negative = kinds.out_of_range = false;
-    Drawn drawn;
-    drawn.env = {{"GPULAB_NODE", name}};
-    std::optional<std::string> list;
-    if (draw_int(rng, 0, 2) != 0) list = draw_list_with_gpus(rng, name, kinds, 4);
-    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
-    const int visible = static_cast<int>(visible_after(name, list).size());
-    drawn.args = {"--device", draw_int(rng, 0, 4) == 0 ? std::string("cuda") : "cuda:" + std::to_string(draw_int(rng, 0, visible - 1))};
+    Place place = draw_place(rng, {"dgx-a100", "tiny2"}, 2.0 / 3);
+    Drawn& drawn = place.drawn;
+    drawn.args = {"--device", draw_int(rng, 0, 4) == 0 ? std::string("cuda") : "cuda:" + std::to_string(draw_int(rng, 0, place.visible - 1))};
     return drawn;
   };
   check_against_reference(family);

@@ -133,16 +133,9 @@ TEST_CASE("generated scenarios: worker counts under drawn lists", "[lesson19]") 
   family.count = 6;
   family.facts = {"workers_finished", "worker0_gpus", "worker1_gpus", "worker2_gpus"};
   family.draw = [](Rng& rng) {
-    const std::string name = draw_one(rng, {"dgx-a100", "tiny2", "aws-p4d"});
-    ListKinds kinds;
-    kinds.negative = kinds.out_of_range = kinds.duplicates = false;
-    Drawn drawn;
-    drawn.env = {{"GPULAB_NODE", name}};
-    std::optional<std::string> list;
-    if (draw_int(rng, 0, 2) != 0) list = draw_list_with_gpus(rng, name, kinds, 4);
-    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
-    const int visible = static_cast<int>(visible_after(name, list).size());
-    drawn.args = {"--workers", std::to_string(std::max(1, std::min(3, draw_int(rng, 1, std::max(1, visible - 1)))))};
+    Place place = draw_place(rng, {"dgx-a100", "tiny2", "aws-p4d"}, 2.0 / 3, /*repeats=*/false);
+    Drawn& drawn = place.drawn;
+    drawn.args = {"--workers", std::to_string(std::max(1, std::min(3, draw_int(rng, 1, std::max(1, place.visible - 1)))))};
     return drawn;
   };
   check_against_reference(family);

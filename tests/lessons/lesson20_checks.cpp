@@ -187,15 +187,9 @@ TEST_CASE("generated scenarios: drawn trainer and spare GPUs, evaluations that f
   family.count = 12;
   family.labels = {"after the first step", kDuring, "evaluation", kAfter, "next step", kEnd};  // not the stretch's probe
   family.draw = [](Rng& rng) {
-    const std::string name = draw_one(rng, {"dgx-a100", "tiny2"});
-    ListKinds kinds;
-    kinds.negative = kinds.out_of_range = false;
-    Drawn drawn;
-    drawn.env = {{"GPULAB_NODE", name}};
-    std::optional<std::string> list;
-    if (draw_int(rng, 0, 1) == 0) list = draw_list_with_gpus(rng, name, kinds, 4);
-    if (list) drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
-    const int visible = static_cast<int>(visible_after(name, list).size());
+    Place place = draw_place(rng, {"dgx-a100", "tiny2"}, 0.5);
+    Drawn& drawn = place.drawn;
+    const int visible = place.visible;
     const int device = draw_int(rng, 0, visible - 1);
     // Now and then a spare the process does not see: the helper fails with CUDA's error.
     // Another GPU where there is one (the lesson's case); the same one otherwise.

@@ -103,6 +103,37 @@ std::string draw_list_with_gpus(Rng& rng, const std::string& node_name, const Li
   return "0";  // every kind of entry drawn hid the GPUs a hundred times: the first GPU alone
 }
 
+Place draw_place(Rng& rng, const std::vector<std::string>& nodes, double list_chance, bool repeats, int max_entries) {
+  Place place;
+  place.node = draw_one(rng, nodes);
+  place.drawn.env = {{"GPULAB_NODE", place.node}};
+  ListKinds kinds;
+  kinds.negative = kinds.out_of_range = false;
+  kinds.duplicates = repeats;
+  std::optional<std::string> list;
+  if (std::bernoulli_distribution(list_chance)(rng)) list = draw_list_with_gpus(rng, place.node, kinds, max_entries);
+  if (list) place.drawn.env.emplace_back("CUDA_VISIBLE_DEVICES", *list);
+  place.visible = static_cast<int>(visible_after(place.node, list).size());
+  return place;
+}
+
+std::string draw_indices(Rng& rng, int visible, int count) {
+  std::vector<int> indices(static_cast<std::size_t>(std::max(visible, 0)));
+  for (int i = 0; i < visible; ++i) indices[static_cast<std::size_t>(i)] = i;
+  std::shuffle(indices.begin(), indices.end(), rng);
+  std::string text;
+  for (int i = 0; i < std::min(visible, count); ++i) text += (text.empty() ? "" : ",") + std::to_string(indices[static_cast<std::size_t>(i)]);
+  return text;
+}
+
+Generator device_ids_scenarios() {
+  return [](Rng& rng) {
+    Place place = draw_place(rng, {"dgx-a100"}, 0.5, /*repeats=*/false, 5);
+    place.drawn.args = {"--device-ids", draw_indices(rng, place.visible, draw_int(rng, 1, 3))};
+    return place.drawn;
+  };
+}
+
 std::vector<int> visible_after(const std::string& node_name, const std::optional<std::string>& list,
                                const std::optional<std::string>& order) {
   std::vector<int> physical;

@@ -91,6 +91,26 @@ std::string draw_visible_list(Rng& rng, const std::string& node_name, const List
 /// until it does): for lessons whose programs need one, and whose arguments count them.
 std::string draw_list_with_gpus(Rng& rng, const std::string& node_name, const ListKinds& kinds, int max_entries = 5);
 
+/// Where a drawn scenario runs: GPULAB_NODE one of `nodes` and, with probability
+/// `list_chance`, a CUDA_VISIBLE_DEVICES list of entries that keep GPUs (no negative or
+/// out-of-range entry; repeated ones only with `repeats`, and never all of them hidden);
+/// `visible`: how many GPUs the process then sees, at least 1.
+struct Place {
+  Drawn drawn;
+  std::string node;
+  int visible = 0;
+};
+Place draw_place(Rng& rng, const std::vector<std::string>& nodes, double list_chance, bool repeats = true,
+                 int max_entries = 4);
+
+/// `count` distinct CUDA indices below `visible` (fewer when `visible` is smaller), in a
+/// random order, comma-separated: "2,0".
+std::string draw_indices(Rng& rng, int visible, int count);
+
+/// DataParallel's scenarios (lessons 09, 10): dgx-a100, half the time under a drawn list, and
+/// --device-ids of 1 to 3 distinct GPUs the process sees.
+Generator device_ids_scenarios();
+
 /// One of `names`, uniformly.
 std::string draw_one(Rng& rng, const std::vector<std::string>& names);
 
