@@ -265,6 +265,26 @@ TEST_CASE("generated scenarios: lists of every kind on every node", "[lesson08]"
   family.what = "CUDA_VISIBLE_DEVICES lists of every kind";
   family.count = 16;
   family.facts = {"device_count"};
+  // When it is due (the observations agreed on that), the message names every GPU it got.
+  family.also = [](const nlohmann::json& report, const Drawn& drawn) -> std::pair<std::string, std::string> {
+    std::string message;
+    for (const auto& e : report.at("errors"))
+      if (e.value("label", "") == "check the list") message = e.value("message", "");
+    if (message.empty()) return {};
+    const auto names = names_of(drawn.env.front().second.value_or(gpulab::kDefaultNodeName));
+    for (const auto& o : report.at("observations"))
+      if (o.value("label", "") == kLabel)
+        for (const auto& t : o.at("tensors")) {
+          const int gpu = t.value("physical_index", -1);
+          if (gpu < 0) continue;
+          const auto& accepted = names.at(static_cast<std::size_t>(gpu));
+          if (std::none_of(accepted.begin(), accepted.end(),
+                           [&](const std::string& name) { return message.find(name) != std::string::npos; }))
+            return {"the complaint names " + gpus({gpu}) + ", which it got, as nvidia-smi -L does: " + accepted.front(),
+                    "it says \"" + message.substr(0, message.find('\n')) + "\""};
+        }
+    return {};
+  };
   family.draw = [](Rng& rng) {
     const std::string name = draw_one(rng, simulated_nodes());
     Drawn drawn;

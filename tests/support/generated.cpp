@@ -268,7 +268,8 @@ std::map<std::string, T> compared(const Family& family, std::map<std::string, T>
   return all;
 }
 
-std::pair<std::string, std::string> difference(const Family& family, const Seen& reference, const Seen& learner) {
+std::pair<std::string, std::string> difference(const Family& family, const Seen& reference, const Seen& learner,
+                                               const Drawn& drawn) {
   if (!learner.failure.empty()) return {"the program runs to its end", learner.failure};
   const auto want_errors = compared(family, errors_of(reference.report));
   const auto got_errors = compared(family, errors_of(learner.report));
@@ -321,6 +322,7 @@ std::pair<std::string, std::string> difference(const Family& family, const Seen&
     if (!want_line.empty() && got_line.empty()) return {"a line that says \"" + want_line + "\"" + kAsReference, "no such line"};
     if (want_line.empty() && !got_line.empty()) return {"no line about \"" + needle + "\"" + kAsReference, "\"" + got_line + "\""};
   }
+  if (family.also) return family.also(learner.report, drawn);
   return {};
 }
 
@@ -354,7 +356,7 @@ void check_against_reference(const Family& family) {
     require_that(want.failure.empty(), "the reference solution runs this generated scenario (a fault of the checks)",
                  want.failure);
     if (same_program) continue;
-    const auto diff = difference(family, want, learner);
+    const auto diff = difference(family, want, learner, drawn[i]);
     if (diff.first.empty()) continue;
     differing = i + 1;
     first = diff;

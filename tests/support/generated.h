@@ -48,6 +48,9 @@ struct Family {
   std::vector<std::string> said;
   /// Bytes on one GPU may differ from the reference's by this much (an extra small tensor).
   std::uint64_t memory_slack = 8ull * 1024 * 1024;
+  /// What the lesson asks beyond the observations, judged once those agree (lesson 08: its
+  /// message names the GPUs it got): (expected, observed), or two empty strings.
+  std::function<std::pair<std::string, std::string>(const nlohmann::json& learner_report, const Drawn& drawn)> also;
 };
 
 /// How many scenarios `family` draws: all of them under GPULAB_SCENARIOS=all (grading, the
