@@ -21,8 +21,9 @@ int main(int argc, char** argv) {
 
     // TODO: nvidia-smi must show the model's weight and bias, the batch and the output on
     //       its GPU `gpu` (physical GPU 3 by default), and this process on no GPU the work
-    //       does not need — under any CUDA_VISIBLE_DEVICES that lists that GPU. The checks
-    //       try several lists and several --gpu.
+    //       does not need — under any CUDA_VISIBLE_DEVICES that lists that GPU; under one
+    //       that does not, the program stops with an error rather than work on another GPU.
+    //       The checks try several lists and several --gpu.
     const torch::Device device(torch::kCPU);
 
     torch::nn::Linear model(/*in_features=*/1024, /*out_features=*/1024);

@@ -35,7 +35,8 @@ void load_step(gpulab::Lesson& lesson, const std::string& file, const torch::Dev
   lesson.fact("target_device", device.str());
   auto model = make_model();
   // TODO: the checkpoint's weights must end up on the GPU `--device` names (cuda:1 by
-  //       default: physical GPU 1 of tiny2), without changing the file.
+  //       default: physical GPU 1 of tiny2), without changing the file; on a machine with
+  //       no such GPU, the load fails with an error rather than put them elsewhere.
   // STRETCH: on a machine where CUDA sees no GPU at all (CUDA_VISIBLE_DEVICES=""), the load must
   //          succeed with the weights on the CPU.
   torch::load(model, file);
