@@ -61,7 +61,9 @@ std::string device_string(const at::Tensor& tensor) {
 // profiles make contexts, and so change what the lesson observes.
 constexpr std::int64_t kChecksumMaxElements = 1 << 16;
 Json checksum_of(const at::Tensor& tensor) {
-  if (!tensor.defined() || !tensor.device().is_cpu() || tensor.numel() > kChecksumMaxElements) return nullptr;
+  if (!tensor.defined() || !tensor.device().is_cpu() || tensor.layout() != at::kStrided ||
+      tensor.numel() > kChecksumMaxElements)
+    return nullptr;  // a sparse tensor has no bytes of its own to read
   const at::Tensor values = tensor.detach().contiguous();
   const auto* byte = static_cast<const unsigned char*>(values.data_ptr());
   std::uint64_t hash = 14695981039346656037ull;
