@@ -1,4 +1,5 @@
 #include "proc/launcher.h"
+#include "proc/process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -88,6 +89,7 @@ struct Running {
   sigprocmask(SIG_SETMASK, &mask_before_fork, nullptr);
   dup2(out_fd, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
+  close_descriptors_from(3);  // a worker inherits nothing of the launcher's
   for (const auto& [name, value] : env) {
     if (value) setenv(name.c_str(), value->c_str(), 1);
     else unsetenv(name.c_str());

@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ namespace gpulab {
 namespace {
 
 void set_environment(const ProcessOptions& options) {
+  if (options.clear_env) clearenv();
   for (const auto& [name, value] : options.env) {
     if (value) setenv(name.c_str(), value->c_str(), 1);
     else unsetenv(name.c_str());
@@ -30,6 +32,9 @@ void set_environment(const ProcessOptions& options) {
   setpgid(0, 0);  // its own process group, so a time-out stops its children too
   if (out_fd >= 0) dup2(out_fd, STDOUT_FILENO);
   if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
+  if (options.pass_fd == 3) fcntl(3, F_SETFD, 0);
+  else if (options.pass_fd >= 0 && dup2(options.pass_fd, 3) != 3) _exit(126);
+  close_descriptors_from(options.pass_fd >= 0 ? 4 : 3);
   set_environment(options);
   if (!options.working_directory.empty() && chdir(options.working_directory.c_str()) != 0) _exit(126);
   std::vector<char*> args;
@@ -42,6 +47,12 @@ void set_environment(const ProcessOptions& options) {
 }
 
 }  // namespace
+
+void close_descriptors_from(int first) {
+  if (syscall(SYS_close_range, static_cast<unsigned>(first), ~0u, 0) == 0) return;
+  // A kernel older than 5.9: every number up to the limit.
+  for (long fd = first, last = sysconf(_SC_OPEN_MAX); fd < last; ++fd) close(static_cast<int>(fd));
+}
 
 std::string ProcessResult::outcome(double timeout_s) const {
   if (timed_out) {

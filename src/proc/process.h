@@ -18,7 +18,16 @@ struct ProcessOptions {
   /// Capture stdout/stderr; otherwise the child writes to ours.
   bool capture = true;
   std::string working_directory;  ///< empty: this process's
+  /// Start from an empty environment (then `env`), not from this process's: what a grading
+  /// box's first process must not see (box.h).
+  bool clear_env = false;
+  /// A descriptor the child gets as fd 3 (-1: none). Every other descriptor but 0, 1 and 2
+  /// is closed in the child, whatever this process had open.
+  int pass_fd = -1;
 };
+
+/// Closes every descriptor from `first` up (in a child, before it execs).
+void close_descriptors_from(int first);
 
 /// How a program ended, and what it printed when captured.
 struct ProcessResult {
