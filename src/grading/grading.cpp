@@ -19,6 +19,7 @@
 #include "grading/grading_folder.h"
 #include "grading/recipes.h"
 #include "grading/runner.h"
+#include "proc/confine.h"
 #include "proc/leftovers.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
@@ -62,16 +63,14 @@ nlohmann::json placement_of(const RunPart& part) { return part.report ? placemen
 
 // The observed placement: the lesson run in its manifest scenario alone (variables set for
 // the grader would win over it), on a node state of its own.
-nlohmann::json observe_placement(const LessonEntry& lesson, bool solution, double timeout_s, const Programs& programs,
-                                 const TempDir& scratch) {
-  const std::string state = scratch.fresh("state-" + lesson.id);
-  fs::create_directories(state);
+nlohmann::json observe_placement(const LessonEntry& lesson, bool solution, double timeout_s, const Programs& programs) {
+  const TempDir state("gpulab-state-" + lesson.id, confined_area());  // the program writes it, in a box too
   RunRequest request;
   request.solution = solution;
   request.json = true;
   request.timeout_s = timeout_s;
   request.learner_env = false;
-  request.extra_env = {{"GPULAB_STATE_DIR", state}};
+  request.extra_env = {{"GPULAB_STATE_DIR", state.path()}};
   RunResult run;
   try {
     run = run_lesson(lesson, request, programs);
@@ -268,11 +267,12 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
     } else {
       grade_checks(grade, options, tree.programs, scratch);
       if (options.placement && grade.status != "timed_out")
-        grade.placement = observe_placement(lesson, options.solution, options.timeout_s, tree.programs, scratch);
+        grade.placement = observe_placement(lesson, options.solution, options.timeout_s, tree.programs);
     }
     grade.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     out << lesson_line(grade, options.timeout_s) << std::flush;
     grading.lessons.push_back(std::move(grade));
+    if (options.after_lesson) options.after_lesson();
   }
   return grading;
 }

@@ -3,6 +3,7 @@
 // build's recipes), runs every lesson's checks with a time limit, and reports per lesson.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct GradeOptions {
   /// In a class's grading box only (class_grade.h): build root's exercises with these
   /// recipes (recipes.h) into this build's bin/, which must be the box's own memory file system.
   std::string recipes;
+  std::function<void()> after_lesson;  ///< called as each lesson's grade is known (a box checks its disks)
 };
 
 /// What became of one lesson.

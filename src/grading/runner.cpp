@@ -9,6 +9,7 @@
 #include "model/node.h"
 #include "model/container.h"
 #include "model/visibility.h"
+#include "proc/confine.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
 
@@ -92,7 +93,7 @@ StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Pro
   std::vector<std::string> args = process.argv;
   if (request.json) args.push_back("--json");
   process.capture = request.json;
-  TempDir reports("gpulab-run");
+  TempDir reports("gpulab-run", confined_area());  // the program writes here, in a box too
   process.env.emplace_back("GPULAB_REPORT_DIR", reports.path());
   process.argv = {program};
   if (lesson.launched()) {
@@ -107,7 +108,9 @@ StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Pro
   }
   process.argv.insert(process.argv.end(), args.begin(), args.end());
   StepRun run;
+  process.argv = confined(process.argv);  // in a grading box, out of the grader's reach
   run.result = run_process(process);
+  program_end_of_confined(run.result);
   if (request.json && !lesson.launched()) {
     run.document = document_of_output(run.result.out);
   } else if (request.json || (request.after_step && run.result.signal == 0 && !run.result.timed_out)) {

@@ -59,6 +59,7 @@ class PrestartedProgram {
   std::string address_;  // the parent's socket, in the abstract namespace
   pid_t parent_ = -1;
   int lifeline_ = -1;    // the parent stops when this pipe closes
+  bool confined_ = false;  // started in a namespace of its own (proc/confine.h)
 };
 
 }  // namespace gpulab

@@ -11,8 +11,8 @@ namespace fs = std::filesystem;
 
 namespace gpulab {
 
-TempDir::TempDir(const std::string& prefix) {
-  std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+TempDir::TempDir(const std::string& prefix, const std::string& in) {
+  std::string pattern = ((in.empty() ? fs::temp_directory_path() : fs::path(in)) / (prefix + "-XXXXXX")).string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot make a temporary folder for " + prefix);
   path_ = pattern;
 }

@@ -7,8 +7,9 @@ namespace gpulab {
 
 class TempDir {
  public:
-  /// Makes <tmp>/<prefix>-XXXXXX. Throws std::runtime_error when it cannot.
-  explicit TempDir(const std::string& prefix);
+  /// Makes <in>/<prefix>-XXXXXX (`in` empty: the temporary folder). Throws
+  /// std::runtime_error when it cannot.
+  explicit TempDir(const std::string& prefix, const std::string& in = "");
   ~TempDir();  ///< removes it and everything in it
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -20,12 +20,15 @@
 #include <fmt/format.h>
 
 #include "grading/box.h"
+#include "proc/confine.h"
+#include "proc/prestart.h"
 #include "lesson_run.h"
 #include "proc/process.h"
 #include "proc/temp_dir.h"
 
 using namespace gpulab;
 using namespace gpulab::grading;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -147,4 +150,74 @@ TEST_CASE("a grading box stops a fork loop and a memory hog at its limits, as ro
   INFO("as uid " << kUser << ":\n" << found);
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   CHECK(found == "(done)");
+}
+
+// In a box, each program the student built runs one level further in (proc/confine.h): it
+// cannot see the process that started it (the checks, the grader), cannot write its scratch,
+// and `kill -9 -1` ends only its own. Here the test is the grader: GPULAB_CONFINE names the
+// run area, TMPDIR the scratch that must stay hidden.
+TEST_CASE("a confined run cannot see, write to or signal what started it; prestarted, it prints what it prints fresh",
+          "[box]") {
+  if (const std::string why = box_unavailable(); !why.empty()) FAIL(why);
+  const std::string area = test::fresh_state_dir();
+  const std::string scratch = test::fresh_state_dir();
+  std::ofstream(scratch + "/verdict") << "the grader's";
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  setenv(kConfineVariable, area.c_str(), 1);
+  setenv("TMPDIR", scratch.c_str(), 1);
+  struct Restore {
+    std::string tmpdir;
+    ~Restore() {
+      unsetenv(kConfineVariable);
+      if (tmpdir.empty()) unsetenv("TMPDIR");
+      else setenv("TMPDIR", tmpdir.c_str(), 1);
+    }
+  } restore{old_tmpdir};
+
+  ProcessOptions options;
+  options.argv = confined({"/bin/sh", "-c",
+                           "cat /proc/[0-9]*/cmdline | tr '\\0' ' '; echo;"
+                           "echo scratch $(ls " + scratch + ");"
+                           "echo forged > " + scratch + "/verdict || echo refused;"
+                           "echo mine > " + area + "/run && echo wrote;"
+                           "echo tmp $TMPDIR; kill -9 -1; echo survived"});
+  options.timeout_s = 60;
+  const ProcessResult run = run_process(options);
+  INFO(run.outcome(60) << "\nout:\n" << run.out << "err:\n" << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.rfind("bwrap ", 0) == 0);                 // pid 1 is bubblewrap's init...
+  CHECK(run.out.find("box_tests") == std::string::npos);  // ...and the test is not there
+  CHECK(run.out.find("scratch\n") != std::string::npos);
+  CHECK(run.out.find("refused\n") != std::string::npos);
+  CHECK(read_text_file(scratch + "/verdict") == "the grader's");
+  CHECK(run.out.find("wrote\n") != std::string::npos);
+  CHECK(run.out.find("tmp " + area + "\n") != std::string::npos);
+  CHECK(run.out.find("survived\n") != std::string::npos);
+
+  // A crash is the program's: bubblewrap's 128 + N is read back as signal N.
+  options.argv = confined({"/bin/sh", "-c", "kill -SEGV $$"});
+  ProcessResult crash = run_process(options);
+  program_end_of_confined(crash);
+  CHECK(crash.signal == SIGSEGV);
+
+  // Prestarted in the namespace, a run prints what a fresh confined run prints.
+  const std::string probe = test::bin_dir() + "/fresh-process-probe";
+  REQUIRE(fs::exists(probe));
+  PrestartedProgram parent(probe);
+  ProcessOptions probe_run;
+  probe_run.argv = {probe, "1,2", "second"};
+  probe_run.env = {{"PROBE_VALUE", "the run's"}, {"CUDA_VISIBLE_DEVICES", std::nullopt}, {"GPULAB_NODE", std::nullopt},
+                   {"GPULAB_STATE_DIR", test::fresh_state_dir()}};
+  probe_run.timeout_s = 60;
+  const auto forked = parent.run(probe_run);
+  ProcessOptions fresh_run = probe_run;
+  fresh_run.argv = confined(probe_run.argv);
+  ProcessResult fresh = run_process(fresh_run);
+  program_end_of_confined(fresh);
+  REQUIRE(forked);
+  INFO("fresh:\n" << fresh.out << fresh.err << "prestarted:\n" << forked->out << forked->err);
+  CHECK(fresh.out.find("CUDA sees 2 GPUs\n") != std::string::npos);
+  CHECK(forked->out == fresh.out);
+  CHECK(forked->exit_code == fresh.exit_code);
 }

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpu_requirements.h"
+#include "proc/confine.h"
 #include "proc/prestart.h"
 #include "report/program_ends.h"
 #include "report/report_reader.h"
@@ -77,8 +78,7 @@ StateDirs& state_dirs() {
 }  // namespace
 
 std::string fresh_state_dir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "gpulab-test-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  const std::string pattern = fresh_run_folder("gpulab-test");  // in a grading box, where its runs can write
   std::lock_guard<std::mutex> lock(state_dirs().mutex);
   state_dirs().paths.push_back(pattern);
   return pattern;
@@ -227,7 +227,15 @@ std::optional<ProcessResult> run_prestarted(const ProcessOptions& options) {
 
 ProcessResult run_lesson_process(const ProcessOptions& options, bool prestarted) {
   std::optional<ProcessResult> forked = prestarted ? run_prestarted(options) : std::nullopt;
-  ProcessResult result = forked ? std::move(*forked) : run_process(options);
+  ProcessResult result;
+  if (forked) {
+    result = std::move(*forked);
+  } else {
+    ProcessOptions fresh = options;
+    fresh.argv = confined(options.argv);  // in a grading box, out of the checks' reach
+    result = run_process(fresh);
+    program_end_of_confined(result);
+  }
   // `gpulab check` reads this to tell the learner their program crashed or hung, and to
   // exit with the matching code (gpulab::Outcome, src/report/outcome.h).
   const char* file = std::getenv("GPULAB_CHECK_OUTCOMES");
