@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "proc/confine.h"
 #include "proc/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -148,7 +149,8 @@ std::string box_unavailable() {
   }
 }
 
-BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command) {
+BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command,
+                     int result_fd) {
   BoxCgroup cgroup(limits);
   const std::string disk = std::to_string(limits.disk_bytes);
   std::vector<std::string> args;
@@ -161,15 +163,20 @@ BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std
   }
   args.insert(args.end(), {"bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "gpulab-box"});
   add_system(args);
-  args.insert(args.end(), {"--size", disk, "--tmpfs", "/tmp"});
+  // The writable places, each a memory file system of the box's disk size; the rest of the
+  // box (its root included) is remounted read-only below.
+  for (const char* place : {kRunArea, kGraderScratch, "/dev/shm"}) args.insert(args.end(), {"--size", disk, "--tmpfs", place});
   for (const auto& path : layout.read_only) args.insert(args.end(), {"--ro-bind", path, path});
   args.insert(args.end(), {"--ro-bind", layout.student, kStudentInBox});
   if (!layout.bin.empty()) {
     args.insert(args.end(), {"--size", disk, "--tmpfs", layout.bin});
     for (const auto& program : layout.programs) args.insert(args.end(), {"--ro-bind", program, program});
   }
+  // Only the variables named here: bwrap itself starts with none of ours (a program in the
+  // box could read the first process's environment in /proc).
   args.insert(args.end(), {"--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp/home", "--setenv",
-                           "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--dir", "/tmp/home", "--chdir", "/tmp"});
+                           "TMPDIR", kGraderScratch, "--setenv", "LANG", "C.UTF-8", "--setenv", kConfineVariable, kRunArea,
+                           "--dir", "/tmp/home", "--chdir", kRunArea, "--remount-ro", "/", "--remount-ro", "/dev"});
   for (const auto& [name, value] : layout.env) args.insert(args.end(), {"--setenv", name, value});
   args.push_back("--");
   // In the box: rlimits. A process count for a user other than root; one file's size; no
@@ -181,6 +188,9 @@ BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std
 
   ProcessOptions options;
   options.argv = args;
+  options.clear_env = true;
+  options.env = {{"PATH", "/usr/bin:/bin"}};
+  options.pass_fd = result_fd;
   options.timeout_s = limits.wall_s;
   BoxResult result;
   result.process = run_process(options);

@@ -2,10 +2,15 @@
 // Bubblewrap gives it:
 //   - a read-only view of the system and of what grading needs from this build;
 //   - the student's tree, read-only, at /student;
-//   - as the only places it can write, memory file systems of a fixed size: a private /tmp
-//     and the build's bin/ (where the student's programs are linked);
+//   - as the only places it can write, memory file systems of a fixed size each: /tmp (the
+//     run area, where the student's programs write), /grader (the grader's scratch, which
+//     those programs never see: proc/confine.h), /dev/shm, and the build's bin/ (where the
+//     student's programs are linked); the root and /dev are read-only;
+//   - an environment of the variables named here only;
 //   - no network, no other student's tree, none of the instructor's files.
-// Processes, memory and time are limited; a limit that was hit is reported by name.
+// Processes, memory and time are limited; a limit that was hit is reported by name. The
+// box's result travels on a descriptor of the grader's (fd 3 in the box), which no program
+// the student built inherits or can find.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +24,16 @@ namespace gpulab::grading {
 
 /// Where the student's tree is in the box.
 inline constexpr const char* kStudentInBox = "/student";
+/// Where the student's programs may write (GPULAB_CONFINE, TMPDIR of their runs).
+inline constexpr const char* kRunArea = "/tmp";
+/// The grader's scratch in the box (its TMPDIR), hidden from the student's programs.
+inline constexpr const char* kGraderScratch = "/grader";
 
 struct BoxLimits {
   double wall_s = 900;                         ///< the whole box: build and every lesson's checks
   std::uint64_t memory_bytes = 6ull << 30;     ///< all its processes together (cgroup) or each (rlimit)
   int processes = 256;                         ///< at once
-  std::uint64_t disk_bytes = 512ull << 20;     ///< each of /tmp and bin/
+  std::uint64_t disk_bytes = 512ull << 20;     ///< each of /tmp, /grader, /dev/shm and bin/
 };
 
 /// What the box shows besides the system.
@@ -45,8 +54,9 @@ struct BoxResult {
 /// "" when bubblewrap can make a box here; otherwise why not.
 std::string box_unavailable();
 
-/// Runs `command` in a box laid out as `layout`, within `limits`. Throws std::runtime_error
-/// when the box cannot be made.
-BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command);
+/// Runs `command` in a box laid out as `layout`, within `limits`; `result_fd` (-1: none) is
+/// its fd 3. Throws std::runtime_error when the box cannot be made.
+BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command,
+                     int result_fd = -1);
 
 }  // namespace gpulab::grading

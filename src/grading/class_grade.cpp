@@ -5,12 +5,16 @@
 // student's result: each box's result is read by this process and written by it.
 #include "grading/class_grade.h"
 
+#include <fcntl.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -64,6 +68,18 @@ BoxLayout box_layout(const std::string& source, const std::string& build, const 
   return layout;
 }
 
+constexpr const char* kClassSummary = "class.json";
+constexpr std::size_t kMaxResultBytes = 64u << 20;  // twenty lessons' JSON and JUnit are far less
+
+// At most `limit` bytes of a file ("" when it cannot be read).
+std::string read_bounded(const std::string& path, std::size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
 // The folders' names as folder names of the output, unique within the class.
 std::vector<std::string> student_names(const std::vector<std::string>& trees) {
   std::vector<std::string> names;
@@ -74,7 +90,12 @@ std::vector<std::string> student_names(const std::vector<std::string>& trees) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
     names.push_back(name.empty() ? "student" : name);
   }
-  return unique_names(names);
+  // The class's own file is not a student's folder name: a student folder called so is
+  // named like a second one of the same name.
+  names.insert(names.begin(), kClassSummary);
+  auto unique = unique_names(names);
+  unique.erase(unique.begin());
+  return unique;
 }
 
 // A JUnit document with one error: a student whose box gave no result.
@@ -100,9 +121,10 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 // The box's result, read; a limit hit is the student's status even when there is a result.
-void read_result(StudentGrade& student, const BoxResult& box, double limit_s, const std::vector<std::string>& ids) {
+void read_result(StudentGrade& student, const BoxResult& box, const std::string& result, double limit_s,
+                 const std::vector<std::string>& ids) {
   student.limits_hit = box.limits_hit;
-  const auto document = parse_box_result(box.process.out, ids);
+  const auto document = parse_box_result(result, ids);
   if (document) {
     student.grading = document->grading;
     student.junit = document->junit;
@@ -165,7 +187,7 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   const BoxLayout base = box_layout(manifest.root, build, recipes_file);
 
   std::vector<std::string> command = {build + "/bin/gpulab", "class", "grade-in-box", "--recipes", recipes_file,
-                                      "--timeout", fmt::format("{}", options.timeout_s)};
+                                      "--result-fd", "3", "--timeout", fmt::format("{}", options.timeout_s)};
   if (!options.lessons.empty()) {
     std::string ids;
     for (const auto& lesson : lessons) ids += (ids.empty() ? "" : ",") + lesson.id;
@@ -195,8 +217,20 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
         BoxLayout layout = base;
         layout.student = tree;
         try {
-          const BoxResult box = run_in_box(layout, options.limits, command);
-          read_result(student, box, options.limits.wall_s, ids);
+          // The result comes on a descriptor of ours (the box's fd 3), to a file nothing in
+          // the box can name; only grade-in-box holds it there (box.h).
+          const std::string result_file = scratch.fresh("result-" + std::to_string(i));
+          const int result_fd = open(result_file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+          if (result_fd < 0) throw std::runtime_error("cannot make " + result_file);
+          BoxResult box;
+          try {
+            box = run_in_box(layout, options.limits, command, result_fd);
+          } catch (...) {
+            close(result_fd);
+            throw;
+          }
+          close(result_fd);
+          read_result(student, box, read_bounded(result_file, kMaxResultBytes), options.limits.wall_s, ids);
           const std::lock_guard<std::mutex> lock(printing);
           enforcement = box.enforcement;
         } catch (const std::exception& e) {
@@ -219,7 +253,7 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   std::vector<std::thread> workers;
   for (unsigned j = 0; j < std::min<std::size_t>(options.jobs, students.size()); ++j) workers.emplace_back(grade_next);
   for (auto& worker : workers) worker.join();
-  write_text(options.out + "/class.json", class_summary(students, enforcement).dump(2) + "\n");
+  write_text(options.out + "/" + kClassSummary, class_summary(students, enforcement).dump(2) + "\n");
   return students;
 }
 
@@ -294,21 +328,35 @@ std::optional<BoxDocument> parse_box_result(const std::string& out, const std::v
   return result;
 }
 
-void grade_in_box(const GradeOptions& options, std::ostream& out, std::ostream& progress) {
+void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& progress) {
+  // Ours alone: nothing this process starts (the compiler, the checks, the student's
+  // programs under them) inherits it.
+  if (fcntl(result_fd, F_SETFD, FD_CLOEXEC) != 0) throw Failure(Outcome::kUsage, "--result-fd is not an open descriptor");
   GradeOptions in_box = options;
   if (in_box.root.empty()) in_box.root = kStudentInBox;
   in_box.junit.clear();  // JUnit from the checks' XML report: no second run of each lesson's checks
-  const Grading grading = grade(in_box, progress);
-  // A box whose memory file systems are full was filled on purpose, or by accident: either
-  // way a limit, for the grader to report.
+  // A writable place of the box found full after a lesson was filled on purpose, or by
+  // accident: either way a limit, for the grader to report. (A program that fills one and
+  // empties it again before its lesson ends was refused its writes, and is not caught.)
   bool disk_full = false;
-  for (const std::string& path : {std::string("/tmp"), fs::weakly_canonical(executable_dir()).string()}) {
-    struct statvfs space {};
-    if (statvfs(path.c_str(), &space) == 0 && static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < (1u << 20))
-      disk_full = true;
+  in_box.after_lesson = [&disk_full] {
+    for (const std::string& path :
+         {std::string(kRunArea), std::string(kGraderScratch), std::string("/dev/shm"), fs::weakly_canonical(executable_dir()).string()}) {
+      struct statvfs space {};
+      if (statvfs(path.c_str(), &space) == 0 && static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < (1u << 20))
+        disk_full = true;
+    }
+  };
+  const Grading grading = grade(in_box, progress);
+  in_box.after_lesson();
+  const std::string document =
+      nlohmann::json{{"grading", grading_json(grading)}, {"junit", grading_junit(grading)}, {"disk_full", disk_full}}.dump() + "\n";
+  for (std::size_t written = 0; written < document.size();) {
+    const ssize_t n = write(result_fd, document.data() + written, document.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("cannot write the result: ") + std::strerror(errno));
+    written += static_cast<std::size_t>(n);
   }
-  out << nlohmann::json{{"grading", grading_json(grading)}, {"junit", grading_junit(grading)}, {"disk_full", disk_full}}.dump()
-      << '\n';
 }
 
 }  // namespace gpulab::grading

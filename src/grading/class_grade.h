@@ -57,13 +57,14 @@ struct BoxDocument {
   bool disk_full = false;
 };
 
-/// The last line of a box's output as grade-in-box's document for `lesson_ids` (each graded
-/// once, none else, a known status each); nullopt when it is not one. A student's program
-/// writes in the same box, so this text is untrusted.
+/// The last line of a box's result as grade-in-box's document for `lesson_ids` (each graded
+/// once, none else, a known status each); nullopt when it is not one, and the student is
+/// then not graded. Parsed as untrusted text all the same (tests/fuzz/box_result_fuzz.cpp).
 std::optional<BoxDocument> parse_box_result(const std::string& out, const std::vector<std::string>& lesson_ids);
 
-/// In the box: grades /student's exercises with `recipes` and prints one JSON document
-/// ({"grading", "junit", "disk_full"}) to `out`; lesson lines go to `progress`.
-void grade_in_box(const GradeOptions& options, std::ostream& out, std::ostream& progress);
+/// In the box: grades /student's exercises with `recipes` and writes one JSON document
+/// ({"grading", "junit", "disk_full"}) to `result_fd`, which it keeps to itself; lesson
+/// lines go to `progress`.
+void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& progress);
 
 }  // namespace gpulab::grading

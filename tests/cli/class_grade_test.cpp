@@ -36,7 +36,7 @@ namespace {
 
 // Lesson 01's exercise whose body first does `attack`, a block that sets `std::string what`.
 std::string hostile(const std::string& attack) {
-  return "#include <fcntl.h>\n#include <unistd.h>\n#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n"
+  return "#include <fcntl.h>\n#include <unistd.h>\n#include <csignal>\n#include <sys/socket.h>\n#include <netinet/in.h>\n#include <arpa/inet.h>\n"
          "#include <cstdlib>\n#include <fstream>\n#include <sstream>\n#include <stdexcept>\n#include <string>\n#include <vector>\n"
          "#include \"gpulab/lesson.h\"\n"
          "int main(int argc, char** argv) {\n"
@@ -109,9 +109,49 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
                                     "      bool far = connect(t, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;\n"
                                     "      what = near || far ? \"CONNECTED\" : \"BLOCKED\"; }"));
   student("fork-bomb", hostile("    for (;;) fork();"));
-  student("fills-the-disk", hostile("    { std::vector<char> block(1 << 20, 'x'); std::ofstream out(\"/tmp/fill\");\n"
-                                    "      for (int i = 0; i < 4096 && out.write(block.data(), block.size()); ++i) {}\n"
-                                    "      what = \"BLOCKED\"; }"));
+  // Writes 1 MiB files everywhere it might (up to 4 GiB a place), then says how many MiB
+  // each place took: DISK /=0 /tmp=63 ...
+  student("fills-the-disk", hostile(
+      "    { std::vector<char> block(1 << 20, 'x'); what = \"DISK\";\n"
+      "      char self[4096] = {}; std::string bin = readlink(\"/proc/self/exe\", self, sizeof self - 1) > 0 ? self : \"/\";\n"
+      "      bin = bin.substr(0, bin.rfind('/'));\n"
+      "      for (std::string place : {std::string(\"/\"), std::string(\"/root\"), std::string(\"/dev/shm\"), std::string(\"/tmp\"),\n"
+      "                                std::string(\"/grader\"), std::string(\"/student\"), std::string(\"/usr\"), std::string(\"/var/tmp\"), bin}) {\n"
+      "        int mib = 0;\n"
+      "        for (int file = 0; file < 4096; ++file) {\n"
+      "          int fd = open((place + \"/fill-\" + std::to_string(file)).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);\n"
+      "          bool whole = fd >= 0 && write(fd, block.data(), block.size()) == static_cast<ssize_t>(block.size());\n"
+      "          if (fd >= 0) close(fd);\n"
+      "          if (!whole) break;\n"
+      "          ++mib;\n"
+      "        }\n"
+      "        what += \" \" + place + \"=\" + std::to_string(mib);\n"
+      "      } }"));
+  // Reads every environment it can see (its own, and each process's in /proc) and says so.
+  student("snoops-the-environment", hostile(
+      "    { what = \"SNOOPED:\";\n"
+      "      for (int pid = 1; pid < 4194304; pid = pid < 4096 ? pid + 1 : pid * 2) {\n"
+      "        std::ifstream in(\"/proc/\" + std::to_string(pid) + \"/environ\"); std::stringstream all; all << in.rdbuf();\n"
+      "        if (in) what += all.str();\n"
+      "      }\n"
+      "      for (char** e = environ; *e != nullptr; ++e) what += std::string(*e) + ' '; }"));
+  // Finds the grader's processes (any process but itself), writes a result that passes every
+  // lesson to each descriptor they hold, then kills everything it can.
+  const std::string forged = R"({"grading":{"lessons":[{"id":"01","status":"passed"}]},"junit":"<testsuites/>","disk_full":false})";
+  student("forges-the-result", hostile(
+      "    { const std::string forged = " + nlohmann::json(forged).dump() + ";\n"
+      "      int reached = 0;\n"
+      "      for (int pid = 1; pid < 4194304; pid = pid < 4096 ? pid + 1 : pid * 2) {\n"
+      "        if (pid == getpid()) continue;\n"
+      "        for (int fd = 0; fd < 64; ++fd) {\n"
+      "          int out = open((\"/proc/\" + std::to_string(pid) + \"/fd/\" + std::to_string(fd)).c_str(), O_WRONLY | O_APPEND | O_NONBLOCK);\n"
+      "          if (out < 0) continue;\n"
+      "          reached += write(out, (\"\\n\" + forged + \"\\n\").c_str(), forged.size() + 2) > 0;\n"
+      "          close(out);\n"
+      "        }\n"
+      "      }\n"
+      "      kill(-1, SIGKILL);\n"
+      "      what = \"FORGED:\" + std::to_string(reached); }"));
   student("eats-memory", hostile("    { std::vector<std::vector<char>> kept;\n"
                                  "      for (int i = 0; i < 256; ++i) kept.emplace_back(std::size_t(64) << 20, 'x');\n"
                                  "      what = \"ALLOCATED\"; }"));
@@ -121,7 +161,10 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   options.argv = {bin_dir() + "/gpulab", "class", "grade", "--lessons", "01", "--jobs", "2", "--timeout", "20",
                   "--memory", "1", "--disk", "64", "--student-timeout", "120", "--out", (root / "grades").string()};
   for (const auto& entry : fs::directory_iterator(root / "class")) options.argv.push_back(entry.path().string());
-  options.env = {{"GPULAB_STATE_DIR", fresh_state_dir()}, {"CUDA_VISIBLE_DEVICES", std::nullopt}, {"GPULAB_NODE", std::nullopt}};
+  // Secrets of the instructor's shell: no student's program may see them.
+  const std::string planted = "planted-" + std::to_string(getpid()) + "-token";
+  options.env = {{"GPULAB_STATE_DIR", fresh_state_dir()}, {"CUDA_VISIBLE_DEVICES", std::nullopt}, {"GPULAB_NODE", std::nullopt},
+                 {"INSTRUCTOR_API_KEY", planted}, {"GPULAB_NOTES", planted}};
   options.timeout_s = 1800;
   const ProcessResult ran = run_process(options);
   INFO("gpulab class grade -> " << ran.outcome(1800) << "\n" << ran.out << ran.err);
@@ -131,7 +174,8 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   const auto summary = nlohmann::json::parse(read_text_file(root / "grades" / "class.json"));
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& name : {"honest", "unfinished", "reads-a-neighbour", "reads-the-solutions", "includes-the-solution",
-                           "writes-home", "opens-a-socket", "fork-bomb", "fills-the-disk", "eats-memory"}) {
+                           "writes-home", "opens-a-socket", "fork-bomb", "fills-the-disk", "eats-memory",
+                           "snoops-the-environment", "forges-the-result"}) {
     const fs::path file = root / "grades" / name / "grading.json";
     INFO(file.string());
     REQUIRE(fs::exists(file));
@@ -164,6 +208,20 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
     return text;
   }();
   CHECK(all_grades.find(secret) == std::string::npos);
+  CHECK(all_grades.find(planted) == std::string::npos);
+  CHECK((ran.out + ran.err).find(planted) == std::string::npos);
+  // The snooper read environments (its own at least), and none held the instructor's.
+  CHECK(observed(by_name["snoops-the-environment"]).find("ATTEMPT SNOOPED:") != std::string::npos);
+
+  // The forger wrote a passing result to every descriptor it could find and killed what it
+  // could: the grader was not among them, and its own verdict stands.
+  INFO("forger: " << by_name["forges-the-result"].dump(2));
+  CHECK(by_name["forges-the-result"].at("status") == "graded");
+  // (Its kill -9 -1 also ends the prestarted parent its runs fork from: its later runs start
+  // afresh, and its checks may run out of time. Any status but a pass is its own.)
+  const std::string forger_lesson = lesson_01(by_name["forges-the-result"]).at("status");
+  CHECK((forger_lesson == "failed" || forger_lesson == "crashed" || forger_lesson == "timed_out"));
+  CHECK(by_name["forges-the-result"].at("grading").at("passed") == 0);
   CHECK(all_grades.find("READ:") == std::string::npos);
   CHECK(read_text_file(honest / "lessons" / dir / "main.cpp") == honest_before);
   CHECK_FALSE(fs::exists(outside / "pwned"));
@@ -179,6 +237,23 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   };
   CHECK(by_name["fills-the-disk"].at("status") == "over_limit");
   CHECK(hit("fills-the-disk", "disk"));
+  {  // where it could write, and how much: only the box's memory file systems, each within --disk
+    const std::string said = observed(by_name["fills-the-disk"]);
+    INFO("fills-the-disk: " << said);
+    const auto start = said.find("ATTEMPT DISK");
+    REQUIRE(start != std::string::npos);
+    std::istringstream places(said.substr(start + 12, said.find_first_of("\"\n", start) - start - 12));
+    int counted = 0;
+    for (std::string place; places >> place; ++counted) {
+      const auto equals = place.find('=');
+      const std::string where = place.substr(0, equals);
+      const int mib = std::stoi(place.substr(equals + 1));
+      INFO(where << " took " << mib << " MiB");
+      if (where == "/tmp" || where == "/dev/shm") CHECK(mib <= 64);
+      else CHECK(mib == 0);
+    }
+    CHECK(counted == 9);
+  }
   CHECK(lesson_01(by_name["fork-bomb"]).at("status") != "passed");
   CHECK(lesson_01(by_name["eats-memory"]).at("status") != "passed");
   if (box.find("processes") != std::string::npos) {  // a cgroup counts them (root, or delegated)
