@@ -96,6 +96,8 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   const std::string secret = "the neighbour's own work, line 7";
   const fs::path honest = student("honest", solution + "// " + secret + "\n");
   student("unfinished", read_text_file(fs::path(source_dir()) / "lessons" / dir / "main.cpp"));
+  // A folder named as the class's summary: graded under another name, the summary kept.
+  student("class.json", read_text_file(fs::path(source_dir()) / "lessons" / dir / "main.cpp"));
   student("reads-a-neighbour", hostile(read_attempt((honest / "lessons" / dir / "main.cpp").string())));
   student("reads-the-solutions", hostile(read_attempt(source_dir() + "/solutions/" + dir + "/main.cpp")));
   student("includes-the-solution", "#include \"" + source_dir() + "/solutions/" + dir + "/main.cpp\"\n");
@@ -175,7 +177,7 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& name : {"honest", "unfinished", "reads-a-neighbour", "reads-the-solutions", "includes-the-solution",
                            "writes-home", "opens-a-socket", "fork-bomb", "fills-the-disk", "eats-memory",
-                           "snoops-the-environment", "forges-the-result"}) {
+                           "snoops-the-environment", "forges-the-result", "class.json-2"}) {
     const fs::path file = root / "grades" / name / "grading.json";
     INFO(file.string());
     REQUIRE(fs::exists(file));
@@ -192,6 +194,7 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   CHECK(lesson_01(by_name["honest"]).at("status") == "passed");
   CHECK(by_name["unfinished"].at("status") == "graded");
   CHECK(lesson_01(by_name["unfinished"]).at("status") == "failed");
+  CHECK(lesson_01(by_name["class.json-2"]).at("status") == "failed");
 
   // Reading and writing outside the box: the attempt fails, and the box says so.
   for (const auto& name : {"reads-a-neighbour", "reads-the-solutions", "writes-home", "opens-a-socket"}) {
