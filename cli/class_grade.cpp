@@ -50,6 +50,7 @@ void add_class_grade(CLI::App& klass) {
   box->add_option("--timeout", in_box->timeout_s, "");
   box->add_option("--lessons", in_box->lessons, "")->delimiter(',');
   box->add_flag("--placement", in_box->placement, "");
+  box->add_option("--build-jobs", in_box->build_jobs, "");
   auto result_fd = std::make_shared<int>(-1);
   box->add_option("--result-fd", *result_fd, "")->required();
   box->callback([in_box, result_fd] { grading::grade_in_box(*in_box, *result_fd, std::cerr); });

@@ -194,6 +194,11 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
     command.insert(command.end(), {"--lessons", ids});
   }
   if (options.placement) command.push_back("--placement");
+  // The cores left to each box compile its student's lessons at once (a box's compile
+  // takes under 1 GiB, far below its memory limit).
+  const std::size_t boxes = std::max<std::size_t>(1, std::min<std::size_t>(options.jobs, options.students.size()));
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  command.insert(command.end(), {"--build-jobs", std::to_string(std::max<std::size_t>(1, cores / boxes))});
 
   std::vector<std::string> ids;
   for (const auto& lesson : lessons) ids.push_back(lesson.id);

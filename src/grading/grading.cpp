@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -213,9 +215,9 @@ std::map<std::string, std::string> build_tree(const GradeOptions& options, const
   if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.main_build + " failed:\n" + grader.messages);
   if (!options.root.empty()) {  // with this build's recipes; a missing file stays the failure noted above
     fs::create_directories(tree.programs.lessons);
-    for (const auto& [id, messages] : build_from_recipes(read_recipes(tree.main_build, lessons), lessons, tree.root,
-                                                         tree.programs.lessons, tree.build + "/objects", tree.programs.strip))
-      failed.emplace(id, messages);
+    RecipeBuild build{read_recipes(tree.main_build, lessons), lessons, tree.root, tree.programs.lessons,
+                      tree.build + "/objects", tree.programs.strip, std::max(1u, std::thread::hardware_concurrency())};
+    for (const auto& [id, messages] : build_from_recipes(std::move(build))) failed.emplace(id, messages);
     return failed;
   }
   for (const auto& [target, messages] : builder->build(programs).failures) {
@@ -249,13 +251,19 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
   adopt_orphans();
   stop_leftovers();
   TempDir scratch("gpulab-grade");
-  const auto build_failures =
-      options.recipes.empty()
-          ? build_tree(options, lessons, tree, buildable)
-          : build_from_recipes(parse_recipes(read_text_file(options.recipes)), lessons, tree.root, tree.programs.bin,
-                               scratch.fresh("objects"), tree.programs.strip);
+  // In a box, the student's exercises build in the background while the built ones are
+  // graded; elsewhere the whole tree is built first.
+  std::map<std::string, std::string> build_failures;
+  std::optional<BackgroundBuild> building;
+  if (options.recipes.empty())
+    build_failures = build_tree(options, lessons, tree, buildable);
+  else
+    building.emplace(RecipeBuild{parse_recipes(read_text_file(options.recipes)), lessons, tree.root, tree.programs.bin,
+                                 scratch.fresh("objects"), tree.programs.strip, std::max(1u, options.build_jobs)});
   for (const auto& lesson : lessons) {
     const auto started = std::chrono::steady_clock::now();
+    if (building)
+      if (auto why = building->wait(lesson.id)) build_failures[lesson.id] = *why;
     LessonGrade grade;
     grade.id = lesson.id;
     grade.title = lesson.title;

@@ -27,6 +27,7 @@ struct GradeOptions {
   /// In a class's grading box only (class_grade.h): build root's exercises with these
   /// recipes (recipes.h) into this build's bin/, which must be the box's own memory file system.
   std::string recipes;
+  unsigned build_jobs = 1;  ///< with recipes: exercises compiled at once, beside the grading
   std::function<void()> after_lesson;  ///< called as each lesson's grade is known (a box checks its disks)
 };
 

@@ -1,6 +1,7 @@
 // Reading a lesson program's commands out of Ninja, and running them on another tree.
 #include "grading/recipes.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -100,42 +101,90 @@ std::map<std::string, Recipe> parse_recipes(const std::string& text) {
   return recipes;
 }
 
-std::map<std::string, std::string> build_from_recipes(const std::map<std::string, Recipe>& recipes,
-                                                      const std::vector<LessonEntry>& lessons, const std::string& root,
-                                                      const std::string& bin, const std::string& objects,
-                                                      const std::vector<std::string>& strip) {
-  std::map<std::string, std::string> failed;
-  fs::create_directories(objects);
-  for (const auto& lesson : lessons) {
-    const std::string source = fmt::format("{}/lessons/{}/main.cpp", root, lesson.directory());
-    if (!fs::is_regular_file(source)) {
-      failed[lesson.id] = fmt::format("lessons/{}/main.cpp is missing\n", lesson.directory());
-      continue;
-    }
-    const auto recipe = recipes.find(lesson.id);
-    if (recipe == recipes.end()) {
-      failed[lesson.id] = "this build has no recipe for lesson " + lesson.id + "\n";
-      continue;
-    }
-    const std::string object = fmt::format("{}/lesson-{}.o", objects, lesson.id);
-    const std::string program = fmt::format("{}/lesson-{}", bin, lesson.id);
-    for (std::string step : {recipe->second.compile, recipe->second.link}) {
-      for (const auto& [word, value] : {std::pair<std::string, std::string>{"{source}", shell_quoted(source)},
-                                        {"{object}", shell_quoted(object)}, {"{program}", shell_quoted(program)}})
-        for (auto at = step.find(word); at != std::string::npos; at = step.find(word, at + value.size()))
-          step.replace(at, word.size(), value);
-      ProcessOptions options;
-      options.argv = {"/bin/sh", "-c", step};
-      options.working_directory = recipe->second.directory;
-      options.timeout_s = kStepTimeout;
-      const ProcessResult result = run_process(options);
-      if (!result.ok()) {
-        failed[lesson.id] = without_prefixes(result.out + result.err, strip);
-        if (result.timed_out) failed[lesson.id] += "the build " + result.outcome(options.timeout_s) + "\n";
-        break;
-      }
+namespace {
+
+// One lesson's compile and link; "" when it built, else why not.
+std::string build_lesson(const RecipeBuild& build, const LessonEntry& lesson) {
+  const std::string source = fmt::format("{}/lessons/{}/main.cpp", build.root, lesson.directory());
+  if (!fs::is_regular_file(source)) return fmt::format("lessons/{}/main.cpp is missing\n", lesson.directory());
+  const auto recipe = build.recipes.find(lesson.id);
+  if (recipe == build.recipes.end()) return "this build has no recipe for lesson " + lesson.id + "\n";
+  const std::string object = fmt::format("{}/lesson-{}.o", build.objects, lesson.id);
+  const std::string program = fmt::format("{}/lesson-{}", build.bin, lesson.id);
+  for (std::string step : {recipe->second.compile, recipe->second.link}) {
+    for (const auto& [word, value] : {std::pair<std::string, std::string>{"{source}", shell_quoted(source)},
+                                      {"{object}", shell_quoted(object)}, {"{program}", shell_quoted(program)}})
+      for (auto at = step.find(word); at != std::string::npos; at = step.find(word, at + value.size()))
+        step.replace(at, word.size(), value);
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c", step};
+    options.working_directory = recipe->second.directory;
+    options.timeout_s = kStepTimeout;
+    const ProcessResult result = run_process(options);
+    if (!result.ok()) {
+      std::string messages = without_prefixes(result.out + result.err, build.strip);
+      if (result.timed_out) messages += "the build " + result.outcome(options.timeout_s) + "\n";
+      // A failure must say something: an empty message reads as "built".
+      return messages.empty() ? "the build " + result.outcome(options.timeout_s) + "\n" : messages;
     }
   }
+  return "";
+}
+
+}  // namespace
+
+BackgroundBuild::BackgroundBuild(RecipeBuild build) : build_(std::move(build)) {
+  fs::create_directories(build_.objects);
+  const std::size_t workers = std::clamp<std::size_t>(build_.jobs, 1, std::max<std::size_t>(1, build_.lessons.size()));
+  for (std::size_t i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
+}
+
+BackgroundBuild::~BackgroundBuild() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    next_ = build_.lessons.size();  // start nothing more
+  }
+  for (auto& worker : workers_) worker.join();
+}
+
+void BackgroundBuild::work() {
+  for (;;) {
+    std::size_t index = 0;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (next_ >= build_.lessons.size()) return;
+      index = next_++;
+    }
+    const LessonEntry& lesson = build_.lessons[index];
+    std::string why;
+    try {
+      why = build_lesson(build_, lesson);
+    } catch (const std::exception& e) {  // a compiler that cannot be started fails its lesson only
+      why = std::string(e.what()) + "\n";
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      results_[lesson.id] = why.empty() ? std::nullopt : std::optional<std::string>(why);
+    }
+    done_.notify_all();
+  }
+}
+
+std::optional<std::string> BackgroundBuild::wait(const std::string& id) {
+  const bool known = std::any_of(build_.lessons.begin(), build_.lessons.end(), [&](const LessonEntry& l) { return l.id == id; });
+  if (!known) return "lesson " + id + " is not in this build\n";
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return results_.count(id) > 0; });
+  return results_[id];
+}
+
+std::map<std::string, std::string> build_from_recipes(RecipeBuild build) {
+  std::vector<std::string> ids;
+  for (const auto& lesson : build.lessons) ids.push_back(lesson.id);
+  BackgroundBuild running(std::move(build));
+  std::map<std::string, std::string> failed;
+  for (const auto& id : ids)
+    if (auto why = running.wait(id)) failed[id] = *why;
   return failed;
 }
 

@@ -4,8 +4,12 @@
 // once, instead of in a build folder per student.
 #pragma once
 
+#include <condition_variable>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,12 +36,44 @@ nlohmann::json recipes_json(const std::map<std::string, Recipe>& recipes);
 /// Throws Failure(kUsage) on a document recipes_json did not write.
 std::map<std::string, Recipe> parse_recipes(const std::string& text);
 
-/// Compiles and links each lesson's exercise from `root`/lessons/<dir>/main.cpp into
-/// `bin`/lesson-NN, objects in `objects`. Returns the lessons that did not build, with the
-/// compiler's messages (`strip`'s prefixes removed).
-std::map<std::string, std::string> build_from_recipes(const std::map<std::string, Recipe>& recipes,
-                                                      const std::vector<LessonEntry>& lessons, const std::string& root,
-                                                      const std::string& bin, const std::string& objects,
-                                                      const std::vector<std::string>& strip);
+/// Where a student's exercises are built from and to: `root`/lessons/<dir>/main.cpp into
+/// `bin`/lesson-NN, objects in `objects`; compiler messages lose `strip`'s prefixes.
+struct RecipeBuild {
+  std::map<std::string, Recipe> recipes;
+  std::vector<LessonEntry> lessons;
+  std::string root;
+  std::string bin;
+  std::string objects;
+  std::vector<std::string> strip;
+  unsigned jobs = 1;  ///< lessons compiled at once
+};
+
+/// Builds every lesson of `build` in the background, `jobs` at a time, in the lessons'
+/// order, so that a lesson can be graded as soon as it is built while the next ones
+/// compile: in a box most of a student's time is compiling. Joins its threads when
+/// destroyed (a compile that runs on is stopped by its own time limit).
+class BackgroundBuild {
+ public:
+  explicit BackgroundBuild(RecipeBuild build);
+  ~BackgroundBuild();
+  BackgroundBuild(const BackgroundBuild&) = delete;
+  BackgroundBuild& operator=(const BackgroundBuild&) = delete;
+
+  /// Waits for lesson `id`: nullopt once it is built, else why not (the compiler's messages).
+  std::optional<std::string> wait(const std::string& id);
+
+ private:
+  void work();
+
+  RecipeBuild build_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::size_t next_ = 0;
+  std::map<std::string, std::optional<std::string>> results_;  // by lesson id, once known
+  std::vector<std::thread> workers_;
+};
+
+/// Builds every lesson of `build` and returns the lessons that did not, with why.
+std::map<std::string, std::string> build_from_recipes(RecipeBuild build);
 
 }  // namespace gpulab::grading
