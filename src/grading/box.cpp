@@ -172,10 +172,13 @@ BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std
     args.insert(args.end(), {"--size", disk, "--tmpfs", layout.bin});
     for (const auto& program : layout.programs) args.insert(args.end(), {"--ro-bind", program, program});
   }
+  for (const auto& program : layout.references)
+    args.insert(args.end(), {"--ro-bind", program, std::string(kReferencesInBox) + "/" + fs::path(program).filename().string()});
   // Only the variables named here: bwrap itself starts with none of ours (a program in the
   // box could read the first process's environment in /proc).
   args.insert(args.end(), {"--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp/home", "--setenv",
                            "TMPDIR", kGraderScratch, "--setenv", "LANG", "C.UTF-8", "--setenv", kConfineVariable, kRunArea,
+                           "--setenv", kReferenceVariable, kReferencesInBox,
                            "--dir", "/tmp/home", "--chdir", kRunArea, "--remount-ro", "/", "--remount-ro", "/dev"});
   for (const auto& [name, value] : layout.env) args.insert(args.end(), {"--setenv", name, value});
   args.push_back("--");

@@ -28,6 +28,8 @@ inline constexpr const char* kStudentInBox = "/student";
 inline constexpr const char* kRunArea = "/tmp";
 /// The grader's scratch in the box (its TMPDIR), hidden from the student's programs.
 inline constexpr const char* kGraderScratch = "/grader";
+/// Where the reference solutions are in the box (BoxLayout::references).
+inline constexpr const char* kReferencesInBox = "/reference";
 
 struct BoxLimits {
   double wall_s = 900;                         ///< the whole box: build and every lesson's checks
@@ -42,6 +44,10 @@ struct BoxLayout {
   std::vector<std::string> read_only;  ///< folders or files bound read-only at their own path
   std::string bin;                     ///< a fresh, writable memory file system at this path...
   std::vector<std::string> programs;   ///< ...with these files of it bound read-only
+  /// The reference solutions, bound read-only in kReferencesInBox (named there by
+  /// kReferenceVariable, proc/confine.h): the checks compare generated scenarios with them,
+  /// and every confined run but theirs has that folder hidden.
+  std::vector<std::string> references;
   std::vector<std::pair<std::string, std::string>> env;  ///< the only variables set (with PATH, HOME, TMPDIR)
 };
 

@@ -48,8 +48,11 @@ bool is_lesson_program(const std::string& name) {
 
 // What the box sees of this repository and build: the lesson API's headers, the library and
 // its precompiled header, the checks and the CLI, LibTorch, the lessons as shipped and the
-// nodes. Not the solutions, the known wrong answers, the site or any other program of bin/.
-BoxLayout box_layout(const std::string& source, const std::string& build, const std::string& recipes) {
+// nodes; the graded lessons' reference solutions as programs, for the checks only (hidden
+// from the student's compiler and programs: proc/confine.h). Not the solutions' sources,
+// the known wrong answers, the site or any other program of bin/.
+BoxLayout box_layout(const std::string& source, const std::string& build, const std::string& recipes,
+                     const std::set<std::string>& lesson_ids) {
   BoxLayout layout;
   for (const char* folder : {"include", "src", "nodes", "lessons"}) layout.read_only.push_back(source + "/" + folder);
   for (const char* folder : {"src", "libtorch-include"})
@@ -60,10 +63,14 @@ BoxLayout box_layout(const std::string& source, const std::string& build, const 
     layout.read_only.push_back(libtorch->second);
   layout.read_only.push_back(recipes);
   layout.bin = build + "/bin";
-  for (const auto& entry : fs::directory_iterator(layout.bin))
-    if (entry.is_regular_file() && !is_lesson_program(entry.path().filename().string()))
-      layout.programs.push_back(entry.path().string());
+  for (const auto& entry : fs::directory_iterator(layout.bin)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file()) continue;
+    if (!is_lesson_program(name)) layout.programs.push_back(entry.path().string());
+    else if (name.rfind("solution-", 0) == 0 && lesson_ids.count(name.substr(9)) > 0) layout.references.push_back(entry.path().string());
+  }
   std::sort(layout.programs.begin(), layout.programs.end());
+  std::sort(layout.references.begin(), layout.references.end());
   layout.env = {{"GPULAB_STATE_DIR", "/tmp/state"}};
   return layout;
 }
@@ -176,7 +183,10 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
 
   // The grader's own programs, once for the class.
   std::vector<std::string> targets = {"gpulab_cli", "gpulab_pch"};  // the recipes compile with its header
-  for (const auto& lesson : lessons) targets.push_back("lesson" + lesson.id + "-checks");
+  for (const auto& lesson : lessons) {
+    targets.push_back("lesson" + lesson.id + "-checks");
+    targets.push_back("solution-" + lesson.id);  // the generated scenarios' reference
+  }
   out << fmt::format("gpulab: building the checks of {} lessons (once for the class)\n", lessons.size()) << std::flush;
   const BuildResult grader = make_builder(build, {manifest.root + "/"})->build(targets);
   if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks failed:\n" + grader.messages);
@@ -184,7 +194,9 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   TempDir scratch("gpulab-class");
   const std::string recipes_file = scratch.fresh("recipes.json");
   write_text(recipes_file, recipes_json(recipes).dump(2));
-  const BoxLayout base = box_layout(manifest.root, build, recipes_file);
+  std::set<std::string> lesson_ids;
+  for (const auto& lesson : lessons) lesson_ids.insert(lesson.id);
+  const BoxLayout base = box_layout(manifest.root, build, recipes_file, lesson_ids);
 
   std::vector<std::string> command = {build + "/bin/gpulab", "class", "grade-in-box", "--recipes", recipes_file,
                                       "--result-fd", "3", "--timeout", fmt::format("{}", options.timeout_s)};

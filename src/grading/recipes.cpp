@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "proc/confine.h"
 #include "proc/process.h"
 #include "report/message_text.h"
 #include "report/outcome.h"
@@ -117,10 +118,13 @@ std::string build_lesson(const RecipeBuild& build, const LessonEntry& lesson) {
       for (auto at = step.find(word); at != std::string::npos; at = step.find(word, at + value.size()))
         step.replace(at, word.size(), value);
     ProcessOptions options;
-    options.argv = {"/bin/sh", "-c", step};
+    // In a box the compiler is the student's too (`.incbin` reads any file): confined, it
+    // sees no more than their program will, and writes only the objects and programs.
+    options.argv = confined({"/bin/sh", "-c", step}, {build.bin, build.objects});
     options.working_directory = recipe->second.directory;
     options.timeout_s = kStepTimeout;
-    const ProcessResult result = run_process(options);
+    ProcessResult result = run_process(options);
+    program_end_of_confined(result);
     if (!result.ok()) {
       std::string messages = without_prefixes(result.out + result.err, build.strip);
       if (result.timed_out) messages += "the build " + result.outcome(options.timeout_s) + "\n";

@@ -20,7 +20,28 @@ std::string fresh_run_folder(const std::string& prefix) {
   return pattern;
 }
 
-std::vector<std::string> confined(const std::vector<std::string>& argv) {
+namespace {
+
+// `path` is `folder` or inside it (both absolute and normal).
+bool inside(const fs::path& path, const fs::path& folder) {
+  const auto relative = path.lexically_relative(folder);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// The reference solutions' folder when this run must not see it: a run of a reference names
+// it in its command (the program, or what a launcher or a prestarted parent starts).
+std::string hidden_references(const std::vector<std::string>& argv) {
+  const char* references = std::getenv(kReferenceVariable);
+  if (references == nullptr || *references != '/') return "";
+  const fs::path folder = fs::path(references).lexically_normal();
+  for (const auto& word : argv)
+    if (!word.empty() && word.front() == '/' && inside(fs::path(word).lexically_normal(), folder)) return "";
+  return folder.string();
+}
+
+}  // namespace
+
+std::vector<std::string> confined(const std::vector<std::string>& argv, const std::vector<std::string>& writable) {
   const std::string area = confined_area();
   if (area.empty()) return argv;
   // No --unshare-net: a prestarted parent is reached at an abstract socket, and the launcher's
@@ -29,11 +50,14 @@ std::vector<std::string> confined(const std::vector<std::string>& argv) {
                                       "--dev-bind", "/dev", "/dev", "--proc", "/proc"};
   std::error_code error;
   const fs::path scratch = fs::temp_directory_path(error);
-  const auto relative = scratch.lexically_relative(area);
-  const bool hide = !error && !scratch.empty() && (relative.empty() || *relative.begin() == "..");
+  const bool hide = !error && !scratch.empty() && !inside(scratch, area);
   if (hide) command.insert(command.end(), {"--tmpfs", scratch.string()});  // the grader's own
+  const std::string references = hidden_references(argv);
+  if (!references.empty()) command.insert(command.end(), {"--tmpfs", references});
   command.insert(command.end(), {"--bind", area, area});
+  for (const auto& folder : writable) command.insert(command.end(), {"--bind", folder, folder});
   if (hide) command.insert(command.end(), {"--remount-ro", scratch.string()});
+  if (!references.empty()) command.insert(command.end(), {"--remount-ro", references});
   command.insert(command.end(), {"--setenv", "TMPDIR", area, "--"});
   command.insert(command.end(), argv.begin(), argv.end());
   return command;

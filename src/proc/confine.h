@@ -20,6 +20,11 @@ namespace gpulab {
 /// reports, their TMPDIR). Its absence means "not in a box".
 inline constexpr const char* kConfineVariable = "GPULAB_CONFINE";
 
+/// Set by the grader in a box: the folder of the reference solutions the checks compare a
+/// student's runs with. Hidden from every confined run but the reference's own: a student's
+/// program (or compiler, `.incbin`) that could read them could run them as its own.
+inline constexpr const char* kReferenceVariable = "GPULAB_REFERENCE_DIR";
+
 /// The run area when this process is in a box; "" otherwise.
 std::string confined_area();
 
@@ -28,8 +33,10 @@ std::string confined_area();
 std::string fresh_run_folder(const std::string& prefix);
 
 /// `argv` as it must be started: in a box, under bubblewrap with a PID and mount namespace
-/// of its own (the caller's TMPDIR hidden when it is not the run area); else unchanged.
-std::vector<std::string> confined(const std::vector<std::string>& argv);
+/// of its own (the caller's TMPDIR hidden when it is not the run area, the reference
+/// solutions hidden unless `argv` names one), where it may write only the run area and the
+/// folders `writable`; else unchanged.
+std::vector<std::string> confined(const std::vector<std::string>& argv, const std::vector<std::string>& writable = {});
 
 /// A confined run's end as the program's own: bubblewrap ends with 128 + N when the
 /// program it ran was killed by signal N.

@@ -221,3 +221,44 @@ TEST_CASE("a confined run cannot see, write to or signal what started it; presta
   CHECK(forked->out == fresh.out);
   CHECK(forked->exit_code == fresh.exit_code);
 }
+
+// The reference solutions are in the box for the checks (GPULAB_REFERENCE_DIR): hidden from
+// every confined run but the one that runs a reference, and writable by none.
+TEST_CASE("a confined run sees the reference solutions only when it runs one", "[box]") {
+  if (const std::string why = box_unavailable(); !why.empty()) FAIL(why);
+  const std::string area = test::fresh_state_dir();
+  const std::string references = test::fresh_state_dir();
+  const std::string reference = references + "/solution-99";
+  std::ofstream(reference) << "#!/bin/sh\necho reference ran; ls " << references << "; echo x >> " << reference
+                           << " || echo refused\n";
+  fs::permissions(reference, fs::perms::owner_all);
+  // As in a box: the grader's scratch (TMPDIR) is a place of its own, apart from both.
+  const std::string scratch = test::fresh_state_dir();
+  const char* tmpdir = std::getenv("TMPDIR");
+  setenv(kConfineVariable, area.c_str(), 1);
+  setenv(kReferenceVariable, references.c_str(), 1);
+  setenv("TMPDIR", scratch.c_str(), 1);
+  struct Restore {
+    std::string tmpdir;
+    ~Restore() {
+      unsetenv(kConfineVariable);
+      unsetenv(kReferenceVariable);
+      if (tmpdir.empty()) unsetenv("TMPDIR");
+      else setenv("TMPDIR", tmpdir.c_str(), 1);
+    }
+  } restore{tmpdir != nullptr ? tmpdir : ""};
+  ProcessOptions options;
+  options.timeout_s = 60;
+  options.argv = confined({"/bin/sh", "-c", "ls " + references + "; cat " + reference + " || echo hidden; " + reference + " || echo not-run"});
+  const ProcessResult student = run_process(options);
+  INFO("student:\n" << student.out << student.err);
+  CHECK(student.out.find("hidden\n") != std::string::npos);
+  CHECK(student.out.find("not-run\n") != std::string::npos);
+  CHECK(student.out.find("reference ran") == std::string::npos);
+
+  options.argv = confined({reference});
+  const ProcessResult checks = run_process(options);
+  INFO("the reference's own run:\n" << checks.out << checks.err);
+  CHECK(checks.out.find("reference ran\nsolution-99\n") != std::string::npos);
+  CHECK(checks.out.find("refused\n") != std::string::npos);  // read-only even to itself
+}

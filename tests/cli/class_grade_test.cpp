@@ -154,6 +154,25 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
       "      }\n"
       "      kill(-1, SIGKILL);\n"
       "      what = \"FORGED:\" + std::to_string(reached); }"));
+  // The generated scenarios compare with the reference solution, in the box too: a mistake
+  // only they catch fails there (a known wrong answer, tests/mutations).
+  {
+    const fs::path tree = student("prints-on-every-run", "");
+    ProcessOptions patch;
+    patch.argv = {"patch", "--quiet", "-o", (tree / "lessons" / dir / "main.cpp").string(),
+                  source_dir() + "/solutions/" + dir + "/main.cpp", source_dir() + "/tests/mutations/lesson01/message-outside-the-if.patch"};
+    REQUIRE(run_process(patch).ok());
+  }
+  // The reference solutions are there for the checks: a student's program that runs one as
+  // its own, or a compiler that embeds one, must find nothing.
+  student("runs-the-reference", hostile(
+      "    { std::ifstream in(\"/proc/self/cmdline\"); std::vector<std::string> words; std::string word;\n"
+      "      while (std::getline(in, word, '\\0')) words.push_back(word);\n"
+      "      std::vector<char*> args; std::string path = \"/reference/solution-01\"; args.push_back(path.data());\n"
+      "      for (std::size_t i = 1; i < words.size(); ++i) args.push_back(words[i].data());\n"
+      "      args.push_back(nullptr); execv(path.c_str(), args.data()); what = \"BLOCKED\"; }"));
+  student("embeds-the-reference",
+          "asm(\".section .rodata\\n.incbin \\\"/reference/solution-01\\\"\\n.text\\n\");\n" + solution);
   student("eats-memory", hostile("    { std::vector<std::vector<char>> kept;\n"
                                  "      for (int i = 0; i < 256; ++i) kept.emplace_back(std::size_t(64) << 20, 'x');\n"
                                  "      what = \"ALLOCATED\"; }"));
@@ -177,7 +196,8 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& name : {"honest", "unfinished", "reads-a-neighbour", "reads-the-solutions", "includes-the-solution",
                            "writes-home", "opens-a-socket", "fork-bomb", "fills-the-disk", "eats-memory",
-                           "snoops-the-environment", "forges-the-result", "class.json-2"}) {
+                           "snoops-the-environment", "forges-the-result", "class.json-2", "prints-on-every-run",
+                           "runs-the-reference", "embeds-the-reference"}) {
     const fs::path file = root / "grades" / name / "grading.json";
     INFO(file.string());
     REQUIRE(fs::exists(file));
@@ -204,6 +224,22 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
     CHECK(observed(by_name[name]).find("ATTEMPT BLOCKED") != std::string::npos);
   }
   CHECK(lesson_01(by_name["includes-the-solution"]).at("status") == "build_failed");
+  {  // judged against the reference in the box: the generated scenarios' check fails it
+    INFO("prints-on-every-run: " << by_name["prints-on-every-run"].dump(2));
+    CHECK(lesson_01(by_name["prints-on-every-run"]).at("status") == "failed");
+    std::string generated;
+    for (const auto& check : lesson_01(by_name["prints-on-every-run"]).at("checks"))
+      if (check.value("name", "").rfind("generated scenarios", 0) == 0 && !check.value("ok", true))
+        generated += check.value("expected", nlohmann::json("")).dump();
+    CHECK(generated.find("as the reference solution") != std::string::npos);
+  }
+  CHECK(lesson_01(by_name["runs-the-reference"]).at("status") == "failed");
+  CHECK(observed(by_name["runs-the-reference"]).find("ATTEMPT BLOCKED") != std::string::npos);
+  {
+    INFO("embeds-the-reference: " << by_name["embeds-the-reference"].dump(2));
+    CHECK(lesson_01(by_name["embeds-the-reference"]).at("status") == "build_failed");
+    CHECK(lesson_01(by_name["embeds-the-reference"]).value("message", "").find("/reference/solution-01") != std::string::npos);
+  }
   const std::string all_grades = [&] {
     std::string text;
     for (const auto& entry : fs::recursive_directory_iterator(root / "grades"))
