@@ -14,7 +14,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -122,6 +125,30 @@ std::string limits_problems(const std::string& student) {
   return problems;
 }
 
+// Sets environment variables for one test case and puts back what was there (the test is
+// the grader here: the box's variables are its own for the case's length).
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [name, value] : values) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, old] : saved_) {
+      if (old) setenv(name.c_str(), old->c_str(), 1);
+      else unsetenv(name.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 }  // namespace
 
 TEST_CASE("a grading box stops a fork loop and a memory hog at its limits, as root and as a user", "[box]") {
@@ -162,18 +189,7 @@ TEST_CASE("a confined run cannot see, write to or signal what started it; presta
   const std::string area = test::fresh_state_dir();
   const std::string scratch = test::fresh_state_dir();
   std::ofstream(scratch + "/verdict") << "the grader's";
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string old_tmpdir = tmpdir != nullptr ? tmpdir : "";
-  setenv(kConfineVariable, area.c_str(), 1);
-  setenv("TMPDIR", scratch.c_str(), 1);
-  struct Restore {
-    std::string tmpdir;
-    ~Restore() {
-      unsetenv(kConfineVariable);
-      if (tmpdir.empty()) unsetenv("TMPDIR");
-      else setenv("TMPDIR", tmpdir.c_str(), 1);
-    }
-  } restore{old_tmpdir};
+  const ScopedEnv box({{kConfineVariable, area}, {"TMPDIR", scratch}});
 
   ProcessOptions options;
   options.argv = confined({"/bin/sh", "-c",
@@ -234,19 +250,7 @@ TEST_CASE("a confined run sees the reference solutions only when it runs one", "
   fs::permissions(reference, fs::perms::owner_all);
   // As in a box: the grader's scratch (TMPDIR) is a place of its own, apart from both.
   const std::string scratch = test::fresh_state_dir();
-  const char* tmpdir = std::getenv("TMPDIR");
-  setenv(kConfineVariable, area.c_str(), 1);
-  setenv(kReferenceVariable, references.c_str(), 1);
-  setenv("TMPDIR", scratch.c_str(), 1);
-  struct Restore {
-    std::string tmpdir;
-    ~Restore() {
-      unsetenv(kConfineVariable);
-      unsetenv(kReferenceVariable);
-      if (tmpdir.empty()) unsetenv("TMPDIR");
-      else setenv("TMPDIR", tmpdir.c_str(), 1);
-    }
-  } restore{tmpdir != nullptr ? tmpdir : ""};
+  const ScopedEnv box({{kConfineVariable, area}, {kReferenceVariable, references}, {"TMPDIR", scratch}});
   ProcessOptions options;
   options.timeout_s = 60;
   options.argv = confined({"/bin/sh", "-c", "ls " + references + "; cat " + reference + " || echo hidden; " + reference + " || echo not-run"});
