@@ -206,11 +206,12 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
     command.insert(command.end(), {"--lessons", ids});
   }
   if (options.placement) command.push_back("--placement");
-  // The cores left to each box compile its student's lessons at once (a box's compile
-  // takes under 1 GiB, far below its memory limit).
+  // The cores left to each box compile its student's lessons at once, a GiB of the box's
+  // memory each (a lesson's compile takes about 0.4 GiB, its runs beside it the rest).
   const std::size_t boxes = std::max<std::size_t>(1, std::min<std::size_t>(options.jobs, options.students.size()));
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  command.insert(command.end(), {"--build-jobs", std::to_string(std::max<std::size_t>(1, cores / boxes))});
+  const std::size_t build_jobs = std::min<std::size_t>(cores / boxes, options.limits.memory_bytes >> 30);
+  command.insert(command.end(), {"--build-jobs", std::to_string(std::max<std::size_t>(1, build_jobs))});
 
   std::vector<std::string> ids;
   for (const auto& lesson : lessons) ids.push_back(lesson.id);
