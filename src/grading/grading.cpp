@@ -21,6 +21,7 @@
 #include "grading/grading_folder.h"
 #include "grading/recipes.h"
 #include "grading/runner.h"
+#include "grading/tree_guard.h"
 #include "proc/confine.h"
 #include "proc/leftovers.h"
 #include "proc/self.h"
@@ -124,6 +125,7 @@ std::string pad(const std::string& text, std::size_t width) {
 std::string lesson_line(const LessonGrade& grade, double timeout_s) {
   std::string count;
   if (grade.status == "build_failed") count = "does not compile";
+  else if (grade.status == "refused") count = "not graded";
   else if (!grade.has_verdict && grade.status == "timed_out") count = fmt::format("no verdict within {} s", timeout_s);
   else if (!grade.has_verdict) count = "no verdict";
   else if (grade.passed()) count = fmt::format("{} of {} checks", grade.verdict.passed(), grade.verdict.cases.size());
@@ -188,11 +190,70 @@ Tree tree_to_grade(const GradeOptions& options, const Manifest& manifest, const 
   return tree;
 }
 
-// Builds the checks (a failure is the grader's) and every lesson program that has a file
-// (a failure is that lesson's). Returns the lessons that did not build, with why.
-std::map<std::string, std::string> build_tree(const GradeOptions& options, const std::vector<LessonEntry>& lessons,
-                                              const Tree& tree, bool buildable) {
+// What became of a tree's build: the lessons that did not build, with why, and those
+// refused (check all --root, tree_guard.h), with why.
+struct Built {
   std::map<std::string, std::string> failed;
+  std::map<std::string, std::string> refused;
+};
+
+// check all --root: builds a student's exercises with this build's recipes, refusing every
+// lesson that is or reads a file from outside the student's lessons/ (tree_guard.h).
+void build_student_tree(Built& built, const std::vector<LessonEntry>& lessons, const std::vector<LessonEntry>& all_lessons,
+                        const Tree& tree) {
+  const auto recipes = read_recipes(tree.main_build, lessons);
+  std::vector<std::string> allowed;
+  auto in_build = [](const std::string& path, const Recipe& recipe) {
+    return fs::path(path).is_absolute() ? path : (fs::path(recipe.directory) / path).string();
+  };
+  for (const auto& [id, recipe] : recipes) {
+    for (const auto& dir : include_dirs_of(recipe.compile)) allowed.push_back(in_build(dir, recipe));
+    // The precompiled header's own header (CMake's wrapper names it by absolute path).
+    for (const auto& forced : forced_includes_of(recipe.compile))
+      for (const auto& header : absolute_includes_in(in_build(forced, recipe))) allowed.push_back(header);
+  }
+  if (!recipes.empty()) {
+    const std::string& compile = recipes.begin()->second.compile;
+    for (auto& dir : system_include_dirs(compile.substr(0, compile.find(' ')))) allowed.push_back(dir);
+  }
+  const TreeGuard guard(tree.root, allowed);
+  std::vector<std::string> lesson_dirs;
+  for (const auto& lesson : all_lessons) lesson_dirs.push_back(lesson.directory());
+  const auto tree_refused = guard.tree_refusal(lesson_dirs);
+  std::vector<LessonEntry> to_build;
+  for (const auto& lesson : lessons) {
+    if (built.failed.count(lesson.id) != 0) continue;  // its file is missing
+    if (tree_refused) built.refused[lesson.id] = *tree_refused;
+    else if (auto refused = guard.links_refusal(lesson.directory())) built.refused[lesson.id] = *refused;
+    else to_build.push_back(lesson);
+  }
+  const std::string objects = tree.build + "/objects";
+  RecipeBuild build{recipes, to_build, tree.root, tree.programs.lessons, objects, tree.programs.strip,
+                    std::max(1u, std::thread::hardware_concurrency())};
+  build.depfiles = true;
+  for (const auto& [id, messages] : build_from_recipes(std::move(build))) built.failed.emplace(id, messages);
+  for (const auto& lesson : to_build) {
+    if (built.failed.count(lesson.id) != 0) continue;
+    const auto recipe = recipes.find(lesson.id);
+    std::optional<std::string> refused;
+    const std::string depfile = dependency_file(objects, lesson.id);
+    if (!fs::exists(depfile))
+      refused = "its compiler wrote no list of the files it read (" + depfile + "): refused";
+    else
+      refused = guard.reads_refusal(dependency_inputs(read_text_file(depfile)), recipe->second.directory);
+    if (!refused) continue;
+    built.refused[lesson.id] = *refused;
+    std::error_code ignored;
+    fs::remove(fmt::format("{}/lesson-{}", tree.programs.lessons, lesson.id), ignored);  // never run
+  }
+}
+
+// Builds the checks (a failure is the grader's) and every lesson program that has a file
+// (a failure is that lesson's). Returns the lessons that did not build or were refused, with why.
+Built build_tree(const GradeOptions& options, const std::vector<LessonEntry>& lessons,
+                 const std::vector<LessonEntry>& all_lessons, const Tree& tree, bool buildable) {
+  Built built;
+  std::map<std::string, std::string>& failed = built.failed;
   std::vector<std::string> checks;
   std::vector<std::string> programs;
   const std::string kind = options.solution ? "solution" : "lesson";
@@ -204,7 +265,7 @@ std::map<std::string, std::string> build_tree(const GradeOptions& options, const
     }
     programs.push_back(kind + "-" + lesson.id);
   }
-  if (!buildable) return failed;
+  if (!buildable) return built;
   std::cerr << fmt::format("gpulab: building {} of {} in {}\n", options.solution ? "the solutions" : "the exercises", tree.root,
                            tree.build);
   const auto builder = make_builder(tree.main_build, tree.programs.strip);
@@ -215,16 +276,14 @@ std::map<std::string, std::string> build_tree(const GradeOptions& options, const
   if (!grader.ok) throw Failure(Outcome::kBuildFailed, "building the checks in " + tree.main_build + " failed:\n" + grader.messages);
   if (!options.root.empty()) {  // with this build's recipes; a missing file stays the failure noted above
     fs::create_directories(tree.programs.lessons);
-    RecipeBuild build{read_recipes(tree.main_build, lessons), lessons, tree.root, tree.programs.lessons,
-                      tree.build + "/objects", tree.programs.strip, std::max(1u, std::thread::hardware_concurrency())};
-    for (const auto& [id, messages] : build_from_recipes(std::move(build))) failed.emplace(id, messages);
-    return failed;
+    build_student_tree(built, lessons, all_lessons, tree);
+    return built;
   }
   for (const auto& [target, messages] : builder->build(programs).failures) {
     const auto dash = target.rfind('-');
     failed[dash == std::string::npos ? target : target.substr(dash + 1)] = messages;
   }
-  return failed;
+  return built;
 }
 
 }  // namespace
@@ -253,13 +312,14 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
   TempDir scratch("gpulab-grade");
   // In a box, the student's exercises build in the background while the built ones are
   // graded; elsewhere the whole tree is built first.
-  std::map<std::string, std::string> build_failures;
+  Built built;
   std::optional<BackgroundBuild> building;
   if (options.recipes.empty())
-    build_failures = build_tree(options, lessons, tree, buildable);
+    built = build_tree(options, lessons, manifest.lessons, tree, buildable);
   else
     building.emplace(RecipeBuild{parse_recipes(read_text_file(options.recipes)), lessons, tree.root, tree.programs.bin,
                                  scratch.fresh("objects"), tree.programs.strip, std::max(1u, options.build_jobs)});
+  std::map<std::string, std::string>& build_failures = built.failed;
   for (const auto& lesson : lessons) {
     const auto started = std::chrono::steady_clock::now();
     if (building)
@@ -269,7 +329,11 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
     grade.title = lesson.title;
     const std::string program = fmt::format("{}/{}-{}", tree.programs.lesson_dir(), options.solution ? "solution" : "lesson", lesson.id);
     const auto failure = build_failures.find(lesson.id);
-    if (failure != build_failures.end() || !fs::exists(program)) {
+    const auto refusal = built.refused.find(lesson.id);
+    if (refusal != built.refused.end()) {
+      grade.status = "refused";
+      grade.message = refusal->second + "\n";
+    } else if (failure != build_failures.end() || !fs::exists(program)) {
       grade.status = "build_failed";
       grade.message = failure != build_failures.end() ? compiler_summary(failure->second) : program + " is not built\n";
     } else {

@@ -35,8 +35,8 @@ struct GradeOptions {
 struct LessonGrade {
   std::string id;
   std::string title;
-  std::string status;    ///< passed, failed, build_failed, crashed, timed_out
-  std::string message;   ///< why, when the checks gave no verdict (compiler errors, time-out)
+  std::string status;    ///< passed, failed, build_failed, refused (check all --root: tree_guard.h), crashed, timed_out
+  std::string message;   ///< why, when the checks gave no verdict (compiler errors, time-out, what was refused)
   bool has_verdict = false;
   CheckVerdict verdict;
   nlohmann::json placement;  ///< null, or the last observation's tensors and GPUs

@@ -114,7 +114,7 @@ std::string grading_junit(const Grading& grading) {
     // No report from Catch2 (not built, stopped, crashed, or --junit's second run broke):
     // one test case that says why.
     const std::string name = "lesson" + lesson.id + "-checks";
-    const bool is_failure = lesson.status == "build_failed" || lesson.status == "failed";
+    const bool is_failure = lesson.status == "build_failed" || lesson.status == "failed" || lesson.status == "refused";
     auto suite = suites.append_child("testsuite");
     suite.append_attribute("name") = name.c_str();
     suite.append_attribute("tests") = 1;

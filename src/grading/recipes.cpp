@@ -112,7 +112,15 @@ std::string build_lesson(const RecipeBuild& build, const LessonEntry& lesson) {
   if (recipe == build.recipes.end()) return "this build has no recipe for lesson " + lesson.id + "\n";
   const std::string object = fmt::format("{}/lesson-{}.o", build.objects, lesson.id);
   const std::string program = fmt::format("{}/lesson-{}", build.bin, lesson.id);
-  for (std::string step : {recipe->second.compile, recipe->second.link}) {
+  std::string compile = recipe->second.compile;
+  if (build.depfiles) {  // the files the compiler read, for check all --root's tree_guard.h
+    std::error_code stale;
+    fs::remove(dependency_file(build.objects, lesson.id), stale);
+    const auto source_at = compile.rfind(" -c {source}");
+    if (source_at != std::string::npos)
+      compile.insert(source_at, " -MD -MF " + shell_quoted(dependency_file(build.objects, lesson.id)));
+  }
+  for (std::string step : {compile, recipe->second.link}) {
     for (const auto& [word, value] : {std::pair<std::string, std::string>{"{source}", shell_quoted(source)},
                                       {"{object}", shell_quoted(object)}, {"{program}", shell_quoted(program)}})
       for (auto at = step.find(word); at != std::string::npos; at = step.find(word, at + value.size()))
@@ -180,6 +188,10 @@ std::optional<std::string> BackgroundBuild::wait(const std::string& id) {
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(lock, [&] { return results_.count(id) > 0; });
   return results_[id];
+}
+
+std::string dependency_file(const std::string& objects, const std::string& id) {
+  return fmt::format("{}/lesson-{}.o.d", objects, id);
 }
 
 std::map<std::string, std::string> build_from_recipes(RecipeBuild build) {

@@ -46,7 +46,13 @@ struct RecipeBuild {
   std::string objects;
   std::vector<std::string> strip;
   unsigned jobs = 1;  ///< lessons compiled at once
+  /// Each compile also writes the files it read to dependency_file(objects, id) (-MD -MF):
+  /// what check all --root checks (tree_guard.h).
+  bool depfiles = false;
 };
+
+/// Where a RecipeBuild with `depfiles` writes lesson `id`'s dependency file.
+std::string dependency_file(const std::string& objects, const std::string& id);
 
 /// Builds every lesson of `build` in the background, `jobs` at a time, in the lessons'
 /// order, so that a lesson can be graded as soon as it is built while the next ones

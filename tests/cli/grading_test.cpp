@@ -334,6 +334,53 @@ TEST_CASE("check all --root: a lesson that does not compile is build_failed with
   CHECK(std::string(failure.text().get()).find(where) != std::string::npos);
 }
 
+TEST_CASE("check all --root refuses a symlinked solution and an #include of one, absolute or relative; an honest lesson passes",
+          "[root][escapes]") {
+  const TempDir dir;
+  const fs::path root = student_copy(dir, "mallory");
+  const std::string solutions = fs::canonical(fs::path(source_dir()) / "solutions").string();
+  auto solution_of = [&](const std::string& id) { return solutions + "/" + manifest().find(id).directory() + "/main.cpp"; };
+  // 01: solved honestly (the solution's text in her own file).
+  fs::copy_file(solution_of("01"), exercise_file(root, "01"), fs::copy_options::overwrite_existing);
+  // 02: an absolute #include of the solution.
+  write_text(exercise_file(root, "02"), "#include \"" + solution_of("02") + "\"\n");
+  // 03: a relative one, found through the grader's include folders (../../ of one of them).
+  write_text(exercise_file(root, "03"), "#include \"../../solutions/" + manifest().find("03").directory() + "/main.cpp\"\n");
+  // 04: her main.cpp a link to the solution.
+  fs::remove(exercise_file(root, "04"));
+  fs::create_symlink(solution_of("04"), exercise_file(root, "04"));
+
+  const auto ran = gpulab_cli({"check", "all", "--root", root.string(), "--lessons", "01,02,03,04", "--build-dir",
+                               grading_folder("student"), "--json", (dir.path() / "mallory.json").string(), "--junit",
+                               (dir.path() / "mallory.xml").string(), "--no-placement"});
+  SHOW(ran);
+  CHECK(ran.result.exit_code == 1);
+  const auto grading = read_json(dir.path() / "mallory.json");
+  CHECK(lesson_in(grading, "01").at("status") == "passed");
+  const auto& included = lesson_in(grading, "02");
+  CHECK(included.at("status") == "refused");
+  CHECK(included.value("message", "").find(solution_of("02")) != std::string::npos);
+  // Wherever the relative include was found, it is not graded as a pass (on this build's
+  // layout it reaches the solutions through an include folder, and is refused).
+  const auto& relative = lesson_in(grading, "03");
+  INFO(relative.dump(2));
+  CHECK(relative.at("status") != "passed");
+  if (relative.at("status") == "refused")
+    CHECK(relative.value("message", "").find("solutions/" + manifest().find("03").directory() + "/main.cpp") != std::string::npos);
+  const auto& linked = lesson_in(grading, "04");
+  CHECK(linked.at("status") == "refused");
+  CHECK(linked.value("message", "").find("lessons/" + manifest().find("04").directory() + "/main.cpp is a symbolic link") !=
+        std::string::npos);
+  CHECK(ran.result.out.find("04  refused") != std::string::npos);
+  CHECK(ran.result.out.find("is a symbolic link: refused") != std::string::npos);
+
+  pugi::xml_document junit;
+  REQUIRE(junit.load_file((dir.path() / "mallory.xml").c_str()));
+  const auto suites = suites_by_lesson(junit);
+  REQUIRE(suites.count("04") == 1);
+  CHECK(std::string(suites.at("04").child("testcase").child("failure").attribute("type").value()) == "refused");
+}
+
 TEST_CASE("check all --root: a lesson program that hangs is timed_out within --timeout, and is stopped",
           "[root][timeout]") {
   const TempDir dir;
