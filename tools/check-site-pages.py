@@ -4,7 +4,10 @@ docs.every-lesson-and-claim-has-its-page). What must be there is read from the s
 lessons/manifest.json and docs/article-claims.md — not from the page generator, so a lesson
 or claim the generator drops is caught. The index must link every lesson page, the article
 companion and the reference pages; no page links an absolute path, shows a code span
-Doxygen misread, or puts markup in a navigation title.
+Doxygen misread, or puts markup in a navigation title. The instructor's tree's site has the
+instructor's kit and its answer key; a student edition's (ROOT has student-edition.conf,
+docs/student-edition.md) has no solution on its lesson pages, none of the instructor-only
+pages (docs/site/markdown_filter.py's INSTRUCTOR_PAGES) and no link to one.
 
 usage: check-site-pages.py ROOT HTML_DIR
        check-site-pages.py --break-a-copy ROOT HTML_DIR WORK   # self-test: a copy with one
@@ -16,6 +19,9 @@ import re
 import shutil
 import sys
 from html import unescape
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "site"))
+from markdown_filter import INSTRUCTOR_PAGES, is_student_edition  # noqa: E402
 
 if sys.argv[1] == "--break-a-copy":
     root, source, work = sys.argv[2:5]
@@ -36,6 +42,7 @@ if sys.argv[1] == "--break-a-copy":
 else:
     root, html = sys.argv[1], sys.argv[2]
 problems = []
+student_edition = is_student_edition(root)
 
 
 def page(name):
@@ -69,18 +76,39 @@ for lesson in manifest["lessons"]:
         plain = unescape(re.sub(r"<[^>]+>", "", text))
         if title not in plain:
             problems.append(f"{name} lacks the lesson's title '{title}'")
-        for part in ("The exercise", "The solution", "The checks", "TEST_CASE"):
+        for part in ("The exercise", "The checks", "TEST_CASE") + (() if student_edition else ("The solution",)):
             if part not in plain:
                 problems.append(f"{name} lacks '{part}'")
+        if student_edition and "The solution" in plain:
+            problems.append(f"{name} shows a solution in the student edition")
 
-# The instructor's kit: its pages, and the answer key's entry for every lesson.
-for required in ("instructors.html", "learning_objectives.html", "lab_plans.html", "rules_card.html",
-                 "class_server.html", "grading.html"):
+# The instructor's kit: its pages, and the answer key's entry for every lesson; in a student
+# edition only the pages a class may see, and no instructor-only page nor a link to one.
+for required in ("learning_objectives.html", "rules_card.html", "class_server.html", "grading.html"):
     page(required)
-answers = page("answer_key.html")
-for lesson in manifest["lessons"]:
-    if answers and f'id="answers_{lesson["id"]}"' not in answers:
-        problems.append(f"answer_key.html has no entry for lesson {lesson['id']}")
+instructor_only = [f"{name}.html" for name in INSTRUCTOR_PAGES] + \
+    [f"md_docs_{f.replace('-', '_').replace('.md', '')}.html" for f, _ in INSTRUCTOR_PAGES.values() if f]
+if student_edition:
+    for name in instructor_only:
+        if os.path.exists(os.path.join(html, name)):
+            problems.append(f"{name} is in the student edition's site (an instructor-only page)")
+    # A link (href="…", or the navigation's "…" in JavaScript) to one of their pages or files.
+    linked = re.compile(r'(?<=["/])(' + "|".join(re.escape(n) for n in instructor_only) + "|" +
+                        "|".join(re.escape(f) for f, _ in INSTRUCTOR_PAGES.values() if f) + r')(?=[#"])')
+    for name in sorted(os.listdir(html)) if os.path.isdir(html) else []:
+        if name.endswith((".html", ".js")):
+            for target in linked.findall(open(os.path.join(html, name), encoding="utf-8").read()):
+                problems.append(f"{name} links {target}, an instructor-only page the student edition lacks")
+else:
+    for required in ("instructors.html", "lab_plans.html"):
+        page(required)
+    answers = page("answer_key.html")
+    for lesson in manifest["lessons"]:
+        if answers and f'id="answers_{lesson["id"]}"' not in answers:
+            problems.append(f"answer_key.html has no entry for lesson {lesson['id']}")
+    for name in ("instructors.html", "answer_key.html"):
+        if f'href="{name}' not in index:
+            problems.append(f"index.html does not link {name}")
 
 companion = page("article_companion.html")
 for claim in sorted(set(claims) | cited):
@@ -123,4 +151,5 @@ for p in problems:
 if problems:
     sys.exit(1)
 print(f"check-site-pages: {len(manifest['lessons'])} lesson pages and {len(set(claims) | cited)} claims, "
-      "all linked from the index")
+      "all linked from the index" + ("; no instructor-only page (student edition)" if student_edition else
+                                     "; the instructor's kit and its answer key"))

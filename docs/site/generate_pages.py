@@ -6,12 +6,18 @@ and each lesson's README.md, exercise, solution and checks; the article companio
 docs/article-claims.md (one entry per claim) and the manifest's "claims" arrays. So the
 site has no second copy of anything, and a changed lesson or claim shows on the next build.
 
+In a student edition (docs/student-edition.md) the site is the students': no solution on
+the lesson pages, no answer key, and the index's lines marked @INSTRUCTORS@ give way to
+those marked @STUDENTS@ (docs/site/markdown_filter.py unlinks the instructor-only pages).
+
 usage: generate_pages.py ROOT OUT
 """
 import json
 import os
 import re
 import sys
+
+from markdown_filter import is_student_edition
 
 VERDICTS = {  # docs/article-claims.md's verdict words, as the companion shows them
     "true": "true",
@@ -101,9 +107,14 @@ def explain_body(root, lesson):
     return re.sub(r"^## ", "### ", body, flags=re.M)
 
 
+def student_edition_tree(root):
+    """A student edition (docs/student-edition.md): its class file, or no solutions/."""
+    return is_student_edition(root) or not os.path.isdir(os.path.join(root, "solutions"))
+
+
 def lesson_pages(root, manifest):
-    # A student edition (docs/student-edition.md) has no solutions/: its pages show none.
-    student_edition = not os.path.isdir(os.path.join(root, "solutions"))
+    # A student edition has no solutions/: its pages show none.
+    student_edition = student_edition_tree(root)
     pages = ["# Lessons {#lessons}\n\nOne page per lesson, in the order of "
              "lessons/manifest.json: the lesson (its README), the exercise, "
              + ("" if student_edition else "the solution ") + "and "
@@ -206,6 +217,11 @@ def index_page(root, manifest):
                    f"{', '.join(l.get('claims', [])) or 'beyond the article'} |\n" for l in manifest["lessons"])
     if "@LESSONS@" not in template:
         fail("docs/site/index.md has no @LESSONS@")
+    if "@INSTRUCTORS@" not in template or "@STUDENTS@" not in template:
+        fail("docs/site/index.md has no @INSTRUCTORS@ or no @STUDENTS@ lines")
+    keep, drop = ("@STUDENTS@", "@INSTRUCTORS@") if student_edition_tree(root) else ("@INSTRUCTORS@", "@STUDENTS@")
+    template = "".join(line[len(keep):] if line.startswith(keep) else line
+                       for line in template.splitlines(keepends=True) if not line.startswith(drop))
     return template.replace("@LESSONS@", "| NN | lesson | article claims |\n|---|---|---|\n" + rows)
 
 
@@ -218,8 +234,9 @@ def main():
     os.makedirs(out, exist_ok=True)
     pages = {"index.md": index_page(root, manifest),
              "lessons.md": lesson_pages(root, manifest),
-             "article-companion.md": companion_page(root, manifest, groups),
-             "answer-key.md": answer_key_page(manifest)}
+             "article-companion.md": companion_page(root, manifest, groups)}
+    if not student_edition_tree(root):  # the answer key is the instructors' (docs/instructors.md)
+        pages["answer-key.md"] = answer_key_page(manifest)
     for name, text in pages.items():
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             f.write(text)

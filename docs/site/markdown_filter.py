@@ -10,10 +10,47 @@ Headings lose their backticks (the navigation tree shows titles as plain text). 
 code blocks pass through untouched; the line count never changes, so Doxygen's
 warnings still name the right line.
 
+In a student edition (its root has student-edition.conf, docs/student-edition.md) the
+instructor-only pages (INSTRUCTOR_PAGES) are not there: a `\ref` to one becomes its text,
+a Markdown link to one its link text, so the edition's site links no missing page.
+
 usage: markdown_filter.py FILE   (writes the filtered text to stdout)
 """
+import os
 import re
 import sys
+
+# The pages for instructors only, left out of the student edition (its export leaves out
+# their files, docs/site/generate_pages.py does not write the answer key): page name ->
+# (its file under docs/, or None when generated; what a bare \ref to it reads as).
+INSTRUCTOR_PAGES = {
+    "answer_key": (None, "the answer key"),
+    "instructors": ("instructors.md", "the instructor's kit"),
+    "lab_plans": ("lab-plans.md", "the lab plans"),
+}
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def is_student_edition(root=ROOT):
+    """The tree is a student edition: its class file is there (docs/student-edition.md)."""
+    return os.path.isfile(os.path.join(root, "student-edition.conf"))
+
+
+def without_instructor_pages(text):
+    """`\ref answer_key "the key"` -> `the key`; `\ref lab_plans` -> `the lab plans` (capitalized
+    where a sentence starts); `[lab-plans.md](lab-plans.md)` -> `lab-plans.md`. Lines stay lines."""
+    names = "|".join(INSTRUCTOR_PAGES)
+
+    def titled(m):
+        text = m[2] if m[2] is not None else INSTRUCTOR_PAGES[m[1]][1]
+        before = m.string[:m.start()]
+        starts = not before.strip() or before.rstrip()[-1] in ".!?" or re.search(r"\n[ \t]*\n[ \t]*$", before)
+        return text[0].upper() + text[1:] if m[2] is None and starts else text
+
+    text = re.sub(r'\\ref[ \t]+(' + names + r')\b(?:[ \t]+"([^"\n]*)")?', titled, text)
+    files = "|".join(re.escape(f) for f, _ in INSTRUCTOR_PAGES.values() if f)
+    return re.sub(r"\[([^\]]*)\]\((?:\.\./)?(?:docs/)?(?:" + files + r")(?:#[^)]*)?\)", lambda m: m[1], text)
+
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^#{1,6} ")
@@ -80,4 +117,7 @@ def filter_markdown(text):
 
 if __name__ == "__main__":
     with open(sys.argv[1], encoding="utf-8") as source:
-        sys.stdout.write(filter_markdown(source.read()))
+        text = source.read()
+    if is_student_edition():
+        text = without_instructor_pages(text)
+    sys.stdout.write(filter_markdown(text))

@@ -103,8 +103,11 @@ std::vector<std::string> source_files(const fs::path& root) {
   return files;
 }
 
-// Left out of the edition: the solutions, and what carries their lines or needs them.
-constexpr const char* kLeftOut[] = {"solutions/", "tests/mutations/", "tests/variants/", ".ci/"};
+// Left out of the edition: the solutions, and what carries their lines or needs them; and
+// the instructor-only pages (the site's answer key is generated: docs/site/generate_pages.py
+// writes none in an edition, docs/site/markdown_filter.py unlinks all three).
+constexpr const char* kLeftOut[] = {"solutions/", "tests/mutations/", "tests/variants/", ".ci/", "docs/instructors.md",
+                                    "docs/lab-plans.md"};
 
 }  // namespace
 

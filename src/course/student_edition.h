@@ -83,8 +83,8 @@ struct ExportSummary {
 
 /// Writes the student edition of the tree at `source_root` into `dir`: the files git
 /// lists there (tracked, and untracked unless ignored; without git, the tree less its build
-/// folders), less solutions/, tests/mutations/ and .ci/, with the README rewritten and a
-/// class file added. `dir` must be empty or absent, and outside `source_root`; the source
+/// folders), less solutions/, tests/mutations/, tests/variants/, .ci/ and the instructor-only
+/// pages (docs/instructors.md, docs/lab-plans.md), with the README rewritten and a class file added. `dir` must be empty or absent, and outside `source_root`; the source
 /// is never changed. Throws Failure(kUsage) with the reason when it cannot.
 ExportSummary export_student_edition(const std::string& source_root, const std::string& dir);
 

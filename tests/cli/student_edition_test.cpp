@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,7 +92,8 @@ TEST_CASE("export --student writes a tree without solutions, mutants or any solu
   const ProcessResult exported = export_to(edition);
   INFO(exported.out << exported.err);
   REQUIRE(exported.exit_code == 0);
-  CHECK(exported.out.find("left out: .ci/, solutions/, tests/mutations/, tests/variants/") != std::string::npos);
+  CHECK(exported.out.find("left out: .ci/, docs/instructors.md, docs/lab-plans.md, solutions/, tests/mutations/, tests/variants/") !=
+        std::string::npos);
 
   CHECK_FALSE(fs::exists(edition / "solutions"));
   CHECK_FALSE(fs::exists(edition / "tests/mutations"));
@@ -120,6 +122,67 @@ TEST_CASE("export --student writes a tree without solutions, mutants or any solu
   // The instructor's tree keeps everything.
   CHECK(std::distance(fs::recursive_directory_iterator(source / "solutions"), {}) == solutions_before);
   CHECK_FALSE(fs::exists(source / "student-edition.conf"));
+}
+
+namespace {
+
+// The site's pages as `./gpulab docs` would hand them to Doxygen in `tree`: the generated
+// pages (docs/site/generate_pages.py into `pages`), then every Markdown page through the
+// site's filter (docs/site/markdown_filter.py), by file name.
+std::map<std::string, std::string> site_pages(const fs::path& tree, const fs::path& pages) {
+  const ProcessResult generated =
+      run({"python3", (tree / "docs/site/generate_pages.py").string(), tree.string(), pages.string()});
+  INFO(generated.out << generated.err);
+  REQUIRE(generated.exit_code == 0);
+  std::map<std::string, std::string> filtered;
+  for (const fs::path& folder : {pages, tree / "docs"})
+    for (const auto& entry : fs::directory_iterator(folder)) {
+      if (entry.path().extension() != ".md") continue;
+      const ProcessResult page = run({"python3", (tree / "docs/site/markdown_filter.py").string(), entry.path().string()});
+      INFO(entry.path().string() << ": " << page.err);
+      REQUIRE(page.exit_code == 0);
+      filtered[entry.path().filename().string()] = page.out;
+    }
+  return filtered;
+}
+
+}  // namespace
+
+TEST_CASE("the student edition's site has no answer key and no instructor-only page, nor a link to one; the instructor's has them",
+          "[student-edition][site]") {
+  const fs::path source = GPULAB_TEST_SOURCE_DIR;
+  const TempDir out("gpulab-student-edition-site");
+  const fs::path edition = fs::path(out.path()) / "class";
+  const ProcessResult exported = export_to(edition);
+  INFO(exported.out << exported.err);
+  REQUIRE(exported.exit_code == 0);
+  CHECK(exported.out.find("docs/instructors.md, docs/lab-plans.md") != std::string::npos);
+  CHECK_FALSE(fs::exists(edition / "docs/instructors.md"));
+  CHECK_FALSE(fs::exists(edition / "docs/lab-plans.md"));
+
+  // A \ref to an instructor-only page, or a Markdown link to its file.
+  const std::regex instructor_link(R"(\\ref\s+(answer_key|instructors|lab_plans)\b|\]\((\.\./)?(docs/)?(instructors|lab-plans)\.md)");
+  const auto student = site_pages(edition, fs::path(out.path()) / "student-pages");
+  CHECK(student.count("answer-key.md") == 0);
+  REQUIRE(student.count("index.md") == 1);
+  CHECK(student.at("index.md").find("in your instructor's copy, not in this student edition") != std::string::npos);
+  CHECK(student.count("learning-objectives.md") == 1);  // shown to a class: it stays
+  for (const auto& [name, text] : student) {
+    INFO(name);
+    std::smatch found;
+    CHECK_FALSE(std::regex_search(text, found, instructor_link));
+    CHECK(text.find("@INSTRUCTORS@") == std::string::npos);
+  }
+  // The instructor's tree: the answer key, and the kit linked from the index.
+  const auto instructor = site_pages(source, fs::path(out.path()) / "instructor-pages");
+  REQUIRE(instructor.count("answer-key.md") == 1);
+  CHECK(instructor.at("answer-key.md").find("{#answer_key}") != std::string::npos);
+  CHECK(instructor.count("instructors.md") == 1);
+  CHECK(instructor.count("lab-plans.md") == 1);
+  CHECK(instructor.at("index.md").find("\\ref answer_key") != std::string::npos);
+  CHECK(instructor.at("index.md").find("\\ref instructors") != std::string::npos);
+  CHECK(instructor.at("index.md").find("@STUDENTS@") == std::string::npos);
+  CHECK(instructor.at("index.md").find("not in this student edition") == std::string::npos);
 }
 
 TEST_CASE("export --student refuses a folder that is not empty and the source tree itself", "[student-edition]") {
