@@ -222,10 +222,13 @@ void build_student_tree(Built& built, const std::vector<LessonEntry>& lessons, c
   const auto tree_refused = guard.tree_refusal(lesson_dirs);
   std::vector<LessonEntry> to_build;
   for (const auto& lesson : lessons) {
-    if (built.failed.count(lesson.id) != 0) continue;  // its file is missing
-    if (tree_refused) built.refused[lesson.id] = *tree_refused;
-    else if (auto refused = guard.links_refusal(lesson.directory())) built.refused[lesson.id] = *refused;
-    else to_build.push_back(lesson);
+    auto refused = tree_refused ? tree_refused : guard.links_refusal(lesson.directory());
+    if (refused) {  // a link, even one to nothing (which reads as a missing file)
+      built.failed.erase(lesson.id);
+      built.refused[lesson.id] = *refused;
+    } else if (built.failed.count(lesson.id) == 0) {  // not missing
+      to_build.push_back(lesson);
+    }
   }
   const std::string objects = tree.build + "/objects";
   RecipeBuild build{recipes, to_build, tree.root, tree.programs.lessons, objects, tree.programs.strip,

@@ -106,6 +106,12 @@ TEST_CASE("a symbolic link in a lesson's folder refuses that lesson, with the li
   const auto refused = guard.links_refusal("02-b");
   REQUIRE(refused);
   CHECK(refused->find("lessons/02-b/main.cpp is a symbolic link: refused") != std::string::npos);
+  // A link to nothing (the grader would read it as a missing file) is a link all the same.
+  const Trees dangling;
+  fs::remove(dangling.root / "lessons/01-a/main.cpp");
+  fs::create_symlink(dangling.root / "nowhere/main.cpp", dangling.root / "lessons/01-a/main.cpp");
+  REQUIRE(dangling.guard().links_refusal("01-a"));
+  CHECK(dangling.guard().links_refusal("01-a")->find("lessons/01-a/main.cpp is a symbolic link") != std::string::npos);
   // A link to a folder, deeper down, or the lesson's folder itself.
   fs::create_directory_symlink(trees.solution.parent_path(), trees.root / "lessons/01-a/answers");
   REQUIRE(guard.links_refusal("01-a"));
