@@ -2,9 +2,11 @@
 // questions, against the truth the tutorial scored them with (docs/class.md). The counting
 // is src/classroom/class_report.h's, the tables and the page src/view/class_report.h's;
 // this file reads the options, runs the truth once per lesson and writes the files.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -25,6 +27,7 @@ struct ClassReportOptions {
   std::vector<std::string> dirs;
   std::string json_file;
   std::string html_file;
+  std::string grades_dir;  ///< class grade's --out: "passed" from there
   bool no_truth = false;
   double timeout_s = 120;
 };
@@ -37,7 +40,14 @@ void write_file(const std::string& path, const std::string& text) {
 
 void class_report(const ClassReportOptions& options) {
   const Manifest manifest = load_manifest();
-  const auto students = classroom::read_students(options.dirs);
+  auto students = classroom::read_students(options.dirs);
+  std::optional<classroom::GradesRead> grades;
+  if (!options.grades_dir.empty()) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(options.grades_dir, error))
+      throw Failure(Outcome::kUsage, "--grades " + options.grades_dir + ": no such folder (class grade's --out)");
+    grades = classroom::read_grades(options.grades_dir, students);
+  }
   std::map<std::string, classroom::LessonTruth> truths;
   if (!options.no_truth) {
     const grading::Programs programs = grading::this_build(manifest);
@@ -46,10 +56,11 @@ void class_report(const ClassReportOptions& options) {
                                options.timeout_s, std::cerr);
   }
   const view::ClassReport report =
-      classroom::tally(manifest, students, truths, !options.no_truth, active_profile().name());
+      classroom::tally(manifest, students, truths, !options.no_truth, active_profile().name(), grades ? &*grades : nullptr);
   std::cout << view::class_report_text(report);
   if (!options.json_file.empty()) {
-    write_file(options.json_file, view::class_report_json(report).dump(2) + "\n");
+    write_file(options.json_file,
+               view::class_report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     std::cout << "\nwrote " << options.json_file << '\n';
   }
   if (!options.html_file.empty()) {
@@ -71,6 +82,8 @@ void add_class_report(CLI::App& class_cmd) {
   cmd->add_option("dirs", options->dirs, "students' checkouts (each holds its .gpulab-progress)")->required();
   cmd->add_option("--json", options->json_file, "also write the report as JSON to this file");
   cmd->add_option("--html", options->html_file, "also write the report as an HTML page (charts) to this file");
+  cmd->add_option("--grades", options->grades_dir,
+                  "class grade's output folder (its --out): who passed comes from there, not the progress files");
   cmd->add_flag("--no-truth", options->no_truth, "do not run the lessons: explain questions' truth only");
   cmd->add_option("--timeout", options->timeout_s, "seconds each lesson's run may take")->capture_default_str();
   cmd->callback([options] { class_report(*options); });

@@ -1,35 +1,95 @@
 // The class's predictions (classroom/class_report.h): read, run once per lesson, counted.
 #include "classroom/class_report.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "course/predictions.h"
-#include "grading/class_grade.h"
+#include "grading/class_names.h"
 #include "proc/process.h"
+#include "report/message_text.h"
 
 namespace fs = std::filesystem;
 
 namespace gpulab::classroom {
 namespace {
 
-// "alice" for "class/alice/", "class/alice" or "alice"; "." and ".." as the folder they name.
-std::string folder_name(const std::string& dir) {
-  fs::path path = fs::path(dir).lexically_normal();
-  if (path.has_filename() == false) path = path.parent_path();
-  std::string name = path.filename().string();
-  if (name.empty() || name == "." || name == "..") {
-    std::error_code error;
-    const fs::path absolute = fs::weakly_canonical(fs::absolute(dir, error), error);
-    name = absolute.filename().string();
+// "1 MiB", "2.0 GiB": a file's size.
+std::string bytes_text(std::uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} bytes", bytes);
+  if (bytes < (1u << 20)) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  if (bytes < (1u << 30)) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  return fmt::format("{:.1f} GiB", bytes / 1073741824.0);
+}
+
+std::string kind_text(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISFIFO(mode)) return "a named pipe";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+// Whether a JSON text nests deeper than `limit` (outside its strings): refused before it is
+// parsed, so that no document costs a deep recursion.
+bool nests_deeper_than(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
   }
-  return name.empty() ? dir : name;
+  return false;
+}
+
+const std::set<std::string>& student_statuses() {
+  static const std::set<std::string> statuses = {"graded", "over_limit", "no_result", "not_a_tree"};
+  return statuses;
+}
+
+const std::set<std::string>& lesson_statuses() {
+  static const std::set<std::string> statuses = {"passed", "failed", "build_failed", "crashed", "timed_out"};
+  return statuses;
+}
+
+// A JSON object {"id": "status", …} of known lesson statuses; false when it is not one.
+bool read_lesson_map(const nlohmann::json& lessons, std::map<std::string, std::string>& into) {
+  if (!lessons.is_object()) return false;
+  for (const auto& [id, status] : lessons.items()) {
+    if (id.empty() || !status.is_string() || lesson_statuses().count(status.get<std::string>()) == 0) return false;
+    into[id] = status.get<std::string>();
+  }
+  return true;
+}
+
+// "a, b, c and 12 more": at most `shown` of `items`, each printable and short.
+std::string listed(const std::vector<std::string>& items, std::size_t shown) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size() && i < shown; ++i) text += (i == 0 ? "" : ", ") + printable(items[i], 16);
+  if (items.size() > shown) text += fmt::format(" and {} more", items.size() - shown);
+  return text;
 }
 
 // Whether the exercise differs from git's HEAD (nullopt: git cannot tell, not a clone).
@@ -73,47 +133,218 @@ void count_answers(view::QuestionTally& question, const std::vector<std::optiona
   for (auto& answer : question.answers) answer.right = question.truth && answer.answer == *question.truth;
 }
 
+// A student's answer, as counted and shown: printable and at most 40 characters (a real
+// answer is a few: "3", "none", "0,2", "b").
 std::optional<std::string> at(const std::vector<std::string>& answers, std::size_t index) {
   if (index >= answers.size()) return std::nullopt;
-  return answers[index];
+  return printable(answers[index], 40);
 }
 
 }  // namespace
 
-StudentTree read_student(const std::string& dir) {
+UntrustedFile read_untrusted_file(const std::string& path, std::size_t max_bytes) {
+  UntrustedFile file;
+  auto too_large = [&](std::uint64_t size) {
+    file.problem = fmt::format("is {}, more than the {} read: not read", bytes_text(size), bytes_text(max_bytes));
+  };
+  struct stat status {};
+  if (lstat(path.c_str(), &status) != 0) {
+    file.missing = errno == ENOENT || errno == ENOTDIR;
+    file.problem = file.missing ? "does not exist" : fmt::format("cannot be read ({})", std::strerror(errno));
+    return file;
+  }
+  if (!S_ISREG(status.st_mode)) {  // never opened: a named pipe would block, a device answer
+    file.problem = "is " + kind_text(status.st_mode) + ", not a regular file: not read";
+    return file;
+  }
+  if (static_cast<std::uint64_t>(status.st_size) > max_bytes) {
+    too_large(static_cast<std::uint64_t>(status.st_size));
+    return file;
+  }
+  // Opened so that it cannot have become a link or a pipe since: then checked again.
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    file.problem = errno == ELOOP ? "is a symbolic link, not a regular file: not read"
+                                  : fmt::format("cannot be read ({})", std::strerror(errno));
+    return file;
+  }
+  std::string text;
+  if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    file.problem = "is " + kind_text(status.st_mode) + ", not a regular file: not read";
+  } else if (static_cast<std::uint64_t>(status.st_size) > max_bytes) {
+    too_large(static_cast<std::uint64_t>(status.st_size));
+  } else {
+    // At most max_bytes + 1: a file that grows while it is read is still read no further.
+    text.resize(max_bytes + 1);
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        file.problem = fmt::format("cannot be read ({})", std::strerror(errno));
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    if (file.problem.empty() && got > max_bytes) too_large(got);
+    else if (file.problem.empty()) file.text = std::move(text);
+  }
+  close(fd);
+  return file;
+}
+
+StudentTree read_student(const std::string& dir, const std::string& name) {
   StudentTree student;
-  student.name = folder_name(dir);
+  student.name = name.empty() ? grading::student_name(dir) : name;
   std::error_code error;
   if (!fs::is_directory(dir, error)) {
     student.problem = fs::exists(dir, error) ? "not a folder" : "no such folder";
     return student;
   }
-  const fs::path file = fs::path(dir) / kProgressFile;
-  if (!fs::exists(file, error)) {
+  const UntrustedFile file = read_untrusted_file((fs::path(dir) / kProgressFile).string(), kMaxProgressBytes);
+  if (file.missing) {
     student.problem = std::string("no progress file (") + kProgressFile + "): not started, or not this student's checkout";
     return student;
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!fs::is_regular_file(file, error) || !in) {
-    student.problem = std::string("cannot read its progress file (") + kProgressFile + ")";
+  if (!file.text) {
+    student.problem = std::string("its progress file (") + kProgressFile + ") " + file.problem;
     return student;
   }
-  std::ostringstream text;
-  text << in.rdbuf();  // an empty file reads as no progress
-  student.progress = tutor::parse_progress(text.str(), &student.skipped);
+  student.progress = tutor::parse_progress(*file.text, &student.skipped);  // an empty file reads as no progress
   return student;
 }
 
 std::vector<StudentTree> read_students(const std::vector<std::string>& dirs) {
+  const std::vector<std::string> names = grading::student_names(dirs);  // as class grade calls them
   std::vector<StudentTree> students;
-  std::vector<std::string> names;
-  for (const auto& dir : dirs) {
-    students.push_back(read_student(dir));
-    names.push_back(students.back().name);
-  }
-  names = grading::unique_names(names);  // as class grade calls them
-  for (std::size_t i = 0; i < students.size(); ++i) students[i].name = names[i];
+  for (std::size_t i = 0; i < dirs.size(); ++i) students.push_back(read_student(dirs[i], names[i]));
   return students;
+}
+
+std::optional<std::map<std::string, Grade>> parse_class_summary(const std::string& text, std::string& why) {
+  if (nests_deeper_than(text, 32)) {
+    why = "nested too deep";
+    return std::nullopt;
+  }
+  const auto document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) {
+    why = "not JSON";
+    return std::nullopt;
+  }
+  if (!document.is_object() || !document.contains("students") || !document["students"].is_array()) {
+    why = "no \"students\" list";
+    return std::nullopt;
+  }
+  std::map<std::string, Grade> grades;
+  for (const auto& entry : document["students"]) {
+    if (!entry.is_object() || !entry.contains("student") || !entry["student"].is_string() || !entry.contains("status") ||
+        !entry["status"].is_string() || student_statuses().count(entry["status"].get<std::string>()) == 0 ||
+        !entry.contains("lessons")) {
+      why = "a student's entry is not class grade's";
+      return std::nullopt;
+    }
+    Grade grade;
+    grade.status = entry["status"].get<std::string>();
+    if (!read_lesson_map(entry["lessons"], grade.lessons)) {
+      why = "a student's lessons are not class grade's";
+      return std::nullopt;
+    }
+    if (!grades.emplace(entry["student"].get<std::string>(), std::move(grade)).second) {
+      why = "a student is listed twice";
+      return std::nullopt;
+    }
+  }
+  return grades;
+}
+
+std::optional<Grade> parse_student_grading(const std::string& text, const std::string& name, std::string& why) {
+  if (nests_deeper_than(text, 32)) {
+    why = "nested too deep";
+    return std::nullopt;
+  }
+  const auto document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) {
+    why = "not JSON";
+    return std::nullopt;
+  }
+  if (!document.is_object() || !document.contains("student") || !document["student"].is_string() ||
+      !document.contains("status") || !document["status"].is_string() ||
+      student_statuses().count(document["status"].get<std::string>()) == 0 || !document.contains("grading")) {
+    why = "not class grade's grading.json";
+    return std::nullopt;
+  }
+  if (document["student"].get<std::string>() != name) {
+    why = "it is another student's";
+    return std::nullopt;
+  }
+  Grade grade;
+  grade.status = document["status"].get<std::string>();
+  const auto& grading = document["grading"];
+  if (grading.is_null()) return grade;  // no result: no lesson graded
+  if (!grading.is_object() || !grading.contains("lessons") || !grading["lessons"].is_array()) {
+    why = "its \"grading\" is not a grading document";
+    return std::nullopt;
+  }
+  for (const auto& lesson : grading["lessons"]) {
+    if (!lesson.is_object() || !lesson.contains("id") || !lesson["id"].is_string() || lesson["id"].get<std::string>().empty() ||
+        !lesson.contains("status") || !lesson["status"].is_string() ||
+        lesson_statuses().count(lesson["status"].get<std::string>()) == 0 ||
+        !grade.lessons.emplace(lesson["id"].get<std::string>(), lesson["status"].get<std::string>()).second) {
+      why = "a lesson of its \"grading\" is not a graded lesson (or is there twice)";
+      return std::nullopt;
+    }
+  }
+  return grade;
+}
+
+GradesRead read_grades(const std::string& dir, std::vector<StudentTree>& students) {
+  GradesRead read;
+  const std::string summary_file = grading::kClassSummary;
+  const UntrustedFile summary = read_untrusted_file((fs::path(dir) / summary_file).string(), kMaxGradesBytes);
+  std::optional<std::map<std::string, Grade>> listed_grades;
+  std::string why;
+  if (!summary.text) {
+    why = summary.problem;
+  } else {
+    listed_grades = parse_class_summary(*summary.text, why);
+    if (!listed_grades) why = "cannot be read as class grade's summary (" + why + ")";
+  }
+  if (!listed_grades) {
+    read.problem = fmt::format("class grade's summary ({}) {}: no student's grade is counted", summary_file, why);
+    for (auto& student : students) student.grade_problem = "no grade counted: class grade's summary was not read";
+    return read;
+  }
+  std::set<std::string> given;
+  for (auto& student : students) {
+    given.insert(student.name);
+    const auto listed = listed_grades->find(student.name);
+    if (listed == listed_grades->end()) {
+      student.grade_problem = "no grade counted: class grade's results (class.json) do not name this student";
+      continue;
+    }
+    const UntrustedFile file = read_untrusted_file((fs::path(dir) / student.name / "grading.json").string(), kMaxGradesBytes);
+    std::optional<Grade> grade;
+    if (!file.text) why = "its grading.json " + file.problem;
+    else if (!(grade = parse_student_grading(*file.text, student.name, why))) why = "its grading.json is refused: " + why;
+    if (!grade) {
+      student.grade_problem = "no grade counted: " + why;
+      continue;
+    }
+    if (grade->status != listed->second.status || grade->lessons != listed->second.lessons) {
+      student.grade_problem = "no grade counted: its grading.json and class.json disagree";
+      continue;
+    }
+    if (grade->status != "graded" && grade->status != "over_limit") {
+      student.grade_problem = fmt::format("no grade counted: class grade has no result for this student ({})", grade->status);
+      continue;
+    }
+    student.grade = std::move(grade);
+  }
+  for (const auto& [name, grade] : *listed_grades)
+    if (given.count(name) == 0) read.not_given.push_back(name);
+  return read;
 }
 
 std::vector<std::string> lessons_started(const Manifest& manifest, const std::vector<StudentTree>& students) {
@@ -185,16 +416,22 @@ std::map<std::string, LessonTruth> truths(const Manifest& manifest, const std::v
 }
 
 view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>& students,
-                        const std::map<std::string, LessonTruth>& truths, bool truth_run, const std::string& profile) {
+                        const std::map<std::string, LessonTruth>& truths, bool truth_run, const std::string& profile,
+                        const GradesRead* grades) {
   view::ClassReport report;
   report.profile = profile;
   report.truth_run = truth_run;
+  report.passed_from_grades = grades != nullptr;
   std::set<std::string> known;
   for (const auto& lesson : manifest.lessons) known.insert(lesson.id);
+  if (grades != nullptr && !grades->problem.empty())
+    report.problems.push_back({grading::kClassSummary, grades->problem, {}, false});
 
   std::vector<const StudentTree*> read;
   for (const auto& student : students) {
     report.names.push_back(student.name);
+    if (grades != nullptr && !student.grade_problem.empty() && grades->problem.empty())
+      report.problems.push_back({student.name, student.grade_problem, {}, student.progress.has_value()});
     if (!student.progress) {
       report.problems.push_back({student.name, student.problem, {}, false});
       continue;
@@ -209,18 +446,26 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
     std::vector<std::string> unknown;
     for (const auto& [id, lesson] : student.progress->lessons)
       if (known.count(id) == 0) unknown.push_back(id);
-    if (!unknown.empty()) {
-      std::string ids;
-      for (const auto& id : unknown) ids += (ids.empty() ? "" : ", ") + id;
+    if (!unknown.empty())
       report.problems.push_back({student.name, fmt::format("names lesson{} {}, which this course does not have: left out",
-                                                           unknown.size() == 1 ? "" : "s", ids),
+                                                           unknown.size() == 1 ? "" : "s", listed(unknown, 5)),
                                  {}, true});
-    }
   }
+  if (grades != nullptr)
+    for (const auto& name : grades->not_given)
+      report.problems.push_back({name, "graded by class grade (class.json), but its folder was not given: left out", {}, false});
   report.students = static_cast<int>(read.size());
 
-  for (const auto& id : lessons_started(manifest, students)) {
-    const LessonEntry& entry = manifest.find(id);
+  // The lessons: those some student started, and with class grade's results those graded.
+  std::set<std::string> shown;
+  for (const auto& id : lessons_started(manifest, students)) shown.insert(id);
+  if (grades != nullptr)
+    for (const auto& student : students)
+      if (student.grade)
+        for (const auto& [id, status] : student.grade->lessons) shown.insert(id);
+  for (const auto& entry : manifest.lessons) {
+    if (shown.count(entry.id) == 0) continue;
+    const std::string& id = entry.id;
     view::LessonTally lesson;
     lesson.id = entry.id;
     lesson.title = entry.title;
@@ -231,9 +476,24 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
       const auto found = student->progress->lessons.find(id);
       if (found == student->progress->lessons.end()) continue;
       started.push_back(&found->second);
-      lesson.passed += found->second.passed ? 1 : 0;
+      if (grades == nullptr) lesson.passed += found->second.passed ? 1 : 0;  // self-reported
     }
     lesson.started = static_cast<int>(started.size());
+    if (grades != nullptr) {  // class grade's: every student with a grade of this lesson
+      lesson.graded = 0;
+      for (const auto& student : students) {
+        if (!student.grade) continue;
+        const auto found = student.grade->lessons.find(id);
+        if (found == student.grade->lessons.end()) continue;
+        ++*lesson.graded;
+        lesson.passed += found->second == "passed" ? 1 : 0;
+      }
+    }
+    if (started.empty()) {
+      lesson.truth_note = "no student started it in the tutorial: no answers to count";
+      report.lessons.push_back(std::move(lesson));
+      continue;
+    }
     const auto truth = truths.find(id);
     if (!truth_run) lesson.truth_note = "predictions not run (--no-truth); explain questions from the answer key";
     else if (truth != truths.end()) lesson.truth_note = truth->second.note;

@@ -283,6 +283,7 @@ ExportSummary export_student_edition(const std::string& source_root, const std::
       continue;
     }
     if (file == kClassFileName) continue;  // written below
+    if (file == ".gpulab-progress") continue;  // the instructor's own progress, even when committed
     const fs::path from = source / file;
     const fs::path to = target / file;
     const fs::file_status status = fs::symlink_status(from, error);

@@ -75,7 +75,6 @@ BoxLayout box_layout(const std::string& source, const std::string& build, const 
   return layout;
 }
 
-constexpr const char* kClassSummary = "class.json";
 constexpr std::size_t kMaxResultBytes = 64u << 20;  // twenty lessons' JSON and JUnit are far less
 
 // At most `limit` bytes of a file ("" when it cannot be read).
@@ -85,24 +84,6 @@ std::string read_bounded(const std::string& path, std::size_t limit) {
   in.read(text.data(), static_cast<std::streamsize>(limit));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return text;
-}
-
-// The folders' names as folder names of the output, unique within the class.
-std::vector<std::string> student_names(const std::vector<std::string>& trees) {
-  std::vector<std::string> names;
-  for (const auto& tree : trees) {
-    std::string name = fs::path(tree).lexically_normal().filename().string();
-    if (name.empty() || name == "." || name == "..") name = fs::path(tree).lexically_normal().parent_path().filename().string();
-    for (char& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-    names.push_back(name.empty() ? "student" : name);
-  }
-  // The class's own file is not a student's folder name: a student folder called so is
-  // named like a second one of the same name.
-  names.insert(names.begin(), kClassSummary);
-  auto unique = unique_names(names);
-  unique.erase(unique.begin());
-  return unique;
 }
 
 // A JUnit document with one error: a student whose box gave no result.
@@ -152,7 +133,7 @@ void read_result(StudentGrade& student, const BoxResult& box, const std::string&
     for (std::string line; std::getline(err, line);)
       if (!line.empty()) said = line;
     student.message += fmt::format("{}the box {} without a result{}", student.message.empty() ? "" : "; ",
-                                   box.process.outcome(limit_s), said.empty() ? "" : ": " + said);
+                                   box.process.outcome(limit_s), said.empty() ? "" : ": " + printable(said, 300));
   }
 }
 
@@ -230,7 +211,7 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
       const std::string tree = fs::canonical(options.students[i], error).string();
       if (error || !fs::is_directory(tree + "/lessons")) {
         student.status = "not_a_tree";
-        student.message = fmt::format("'{}' has no lessons/ folder", options.students[i]);
+        student.message = fmt::format("'{}' has no lessons/ folder", printable(options.students[i], 300));
       } else {
         BoxLayout layout = base;
         layout.student = tree;
@@ -259,9 +240,7 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
       student.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       const std::string folder = options.out + "/" + student.name;
       fs::create_directories(folder);
-      nlohmann::json document = {{"student", student.name}, {"status", student.status}, {"limits_hit", student.limits_hit},
-                                 {"message", student.message}, {"grading", student.grading}};
-      write_text(folder + "/grading.json", document.dump(2) + "\n");
+      write_text(folder + "/grading.json", student_grading_json(student).dump(2) + "\n");
       write_text(folder + "/junit.xml", student.junit.empty() ? junit_error(student.name, student.status + ": " + student.message)
                                                              : student.junit);
       const std::lock_guard<std::mutex> lock(printing);
@@ -275,18 +254,9 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   return students;
 }
 
-std::vector<std::string> unique_names(const std::vector<std::string>& names) {
-  const std::set<std::string> folders(names.begin(), names.end());
-  std::set<std::string> used;
-  std::vector<std::string> unique;
-  for (const auto& name : names) {
-    std::string chosen = name;
-    for (int n = 2; used.count(chosen) > 0 || (chosen != name && folders.count(chosen) > 0); ++n)
-      chosen = fmt::format("{}-{}", name, n);
-    used.insert(chosen);
-    unique.push_back(chosen);
-  }
-  return unique;
+nlohmann::json student_grading_json(const StudentGrade& student) {
+  return {{"student", student.name}, {"status", student.status}, {"limits_hit", student.limits_hit},
+          {"message", student.message}, {"grading", student.grading}};
 }
 
 nlohmann::json class_summary(const std::vector<StudentGrade>& students, const std::string& enforcement) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "grading/box.h"
+#include "grading/class_names.h"  // student_names: the grades and the report call a class alike
 #include "grading/grading.h"
 
 namespace gpulab::grading {
@@ -42,10 +43,10 @@ struct StudentGrade {
 /// when the grader's own programs do not build.
 std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out);
 
-/// Names unique within a class, in order: "alice", "alice-2", …; a suffix never takes the
-/// name of another student's folder (a real "alice-2" keeps its own). The report and the
-/// grades call a class's students alike.
-std::vector<std::string> unique_names(const std::vector<std::string>& names);
+/// One student's <out>/<student>/grading.json: its name, status, limits hit, message and
+/// `grading` (grading_json's document, null without a result). `class report --grades`
+/// reads it back (classroom/class_report.h).
+nlohmann::json student_grading_json(const StudentGrade& student);
 
 /// The class summary (<out>/class.json).
 nlohmann::json class_summary(const std::vector<StudentGrade>& students, const std::string& enforcement);

@@ -1,5 +1,6 @@
-// The learner's progress: a small plain-text file at the repository root (ignored by git),
-// so it survives rebuilds and a learner can read or edit it. One line per lesson, and one
+// The learner's progress: a small plain-text file at the repository root, so it survives
+// rebuilds and a learner can read or edit it. Not ignored by git: a hand-in carries it, for
+// `gpulab class report` (docs/class.md, "GitHub Classroom"). One line per lesson, and one
 // with the answers given (the class report reads them; "-": not answered):
 //   lesson 04 passed predictions 1/2 explained 2/2
 //   answers 04 predicted 4 none explained b c

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/message_text.h"
+
 namespace gpulab::view {
 namespace {
 
@@ -63,7 +65,9 @@ std::string truth_text(const QuestionTally& question) {
   return question.kind == QuestionTally::Kind::kExplain ? *question.truth + ")" : *question.truth;
 }
 
-std::string html_escaped(const std::string& text) {
+// Text for the page: printable (report/message_text.h), then HTML-escaped.
+std::string html_escaped(const std::string& raw) {
+  const std::string text = printable(raw);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -79,10 +83,44 @@ std::string html_escaped(const std::string& text) {
   return out;
 }
 
+constexpr std::size_t kLinesListed = 10;  // a problem's line numbers shown, at most
+
 std::string lines_text(const std::vector<int>& lines) {
   std::string text;
-  for (std::size_t i = 0; i < lines.size(); ++i) text += (i == 0 ? "" : ", ") + std::to_string(lines[i]);
+  for (std::size_t i = 0; i < lines.size() && i < kLinesListed; ++i) text += (i == 0 ? "" : ", ") + std::to_string(lines[i]);
+  if (lines.size() > kLinesListed) text += fmt::format(" and {} more", lines.size() - kLinesListed);
   return text;
+}
+
+// Every line of the table printable: a student's answer, name or lesson id (and anything
+// else of the report) never reaches the terminal raw.
+std::string printable_lines(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out += printable(std::string_view(text).substr(start, end - start));
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+// Every string of the document printable (its keys are gpulab's own).
+void printable_strings(nlohmann::json& json) {
+  if (json.is_string()) json = printable(json.get_ref<const std::string&>());
+  else if (json.is_structured())
+    for (auto& item : json) printable_strings(item);
+}
+
+std::string passed_text(const ClassReport& report, const LessonTally& lesson) {
+  if (report.passed_from_grades) {
+    const int graded = lesson.graded.value_or(0);
+    return fmt::format("passed {} of {} graded ({}, class grade); {} of {} student{} started it", lesson.passed, graded,
+                       percent_text(lesson.passed, graded), lesson.started, lesson.students, lesson.students == 1 ? "" : "s");
+  }
+  return fmt::format("passed {} of {} started ({}, self-reported), {} student{}", lesson.passed, lesson.started,
+                     percent_text(lesson.passed, lesson.started), lesson.students, lesson.students == 1 ? "" : "s");
 }
 
 std::string problem_text(const StudentProblem& problem) {
@@ -95,9 +133,11 @@ std::string problem_text(const StudentProblem& problem) {
 }
 
 std::string header_text(const ClassReport& report) {
-  return fmt::format("{} student{}, truth: {}", report.students, report.students == 1 ? "" : "s",
+  return fmt::format("{} student{}, truth: {}; passed: {}", report.students, report.students == 1 ? "" : "s",
                      report.truth_run ? "the shipped exercises run on " + report.profile
-                                      : "explain questions only (--no-truth: the predictions were not run)");
+                                      : "explain questions only (--no-truth: the predictions were not run)",
+                     report.passed_from_grades ? "class grade's results (--grades)"
+                                               : "self-reported, as each student's progress file says (--grades DIR: class grade's)");
 }
 
 // ---- HTML ------------------------------------------------------------------------------------
@@ -170,9 +210,7 @@ std::string class_report_text(const ClassReport& report) {
   if (report.lessons.empty()) out += "\nNo student has started a lesson yet.\n";
   for (const auto& lesson : report.lessons) {
     out += fmt::format("\n== lesson {}: {}\n", lesson.id, lesson.title);
-    out += fmt::format("   passed {} of {} started ({}), {} student{}; scenario:{}\n", lesson.passed, lesson.started,
-                       percent_text(lesson.passed, lesson.started), lesson.students, lesson.students == 1 ? "" : "s",
-                       lesson.scenario.empty() ? " none" : lesson.scenario);
+    out += fmt::format("   {}; scenario:{}\n", passed_text(report, lesson), lesson.scenario.empty() ? " none" : lesson.scenario);
     if (!lesson.truth_note.empty()) out += "   truth: " + lesson.truth_note + "\n";
     for (const auto& question : lesson.questions) {
       out += fmt::format("  {}. {}{}\n", question.number,
@@ -197,7 +235,7 @@ std::string class_report_text(const ClassReport& report) {
     out += "\nproblems:\n";
     for (const auto& problem : report.problems) out += "  " + problem_text(problem) + "\n";
   }
-  return out;
+  return printable_lines(out);
 }
 
 nlohmann::json class_report_json(const ClassReport& report) {
@@ -218,14 +256,19 @@ nlohmann::json class_report_json(const ClassReport& report) {
     }
     lessons.push_back({{"id", lesson.id}, {"title", lesson.title}, {"scenario", lesson.scenario},
                        {"students", lesson.students}, {"started", lesson.started}, {"passed", lesson.passed},
+                       {"graded", lesson.graded ? nlohmann::json(*lesson.graded) : nlohmann::json()},
                        {"truth_note", lesson.truth_note}, {"questions", std::move(questions)}});
   }
   nlohmann::json problems = nlohmann::json::array();
   for (const auto& problem : report.problems)
     problems.push_back({{"student", problem.student}, {"what", problem.what}, {"lines", problem.lines},
                         {"counted", problem.counted}});
-  return {{"students", report.students}, {"names", report.names}, {"profile", report.profile},
-          {"truth_run", report.truth_run}, {"lessons", std::move(lessons)}, {"problems", std::move(problems)}};
+  nlohmann::json json = {{"students", report.students}, {"names", report.names}, {"profile", report.profile},
+                         {"truth_run", report.truth_run},
+                         {"passed_from", report.passed_from_grades ? "class grade" : "self-reported"},
+                         {"lessons", std::move(lessons)}, {"problems", std::move(problems)}};
+  printable_strings(json);
+  return json;
 }
 
 std::string class_report_html(const ClassReport& report) {
@@ -235,12 +278,17 @@ std::string class_report_html(const ClassReport& report) {
                      std::string(kStyle) + "</style>\n</head>\n<body>\n<h1>gpulab class report</h1>\n";
   html += "<p class=\"meta\">" + html_escaped(header_text(report)) + "</p>\n";
   if (!report.lessons.empty()) {
-    html += "<table class=\"rates\"><tr><th>lesson</th><th>passed</th><th>started</th><th>students</th>"
-            "<th>pass rate</th></tr>\n";
-    for (const auto& lesson : report.lessons)
-      html += fmt::format("<tr><td><a href=\"#lesson{0}\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>\n",
-                          html_escaped(lesson.id), lesson.passed, lesson.started, lesson.students,
-                          percent_text(lesson.passed, lesson.started));
+    const bool graded = report.passed_from_grades;
+    html += fmt::format("<table class=\"rates\"><tr><th>lesson</th><th>passed ({})</th>{}<th>started</th><th>students</th>"
+                        "<th>pass rate</th></tr>\n",
+                        graded ? "class grade" : "self-reported", graded ? "<th>graded</th>" : "");
+    for (const auto& lesson : report.lessons) {
+      const int of = graded ? lesson.graded.value_or(0) : lesson.started;
+      html += fmt::format("<tr><td><a href=\"#lesson{0}\">{0}</a></td><td>{1}</td>{2}<td>{3}</td><td>{4}</td><td>{5}</td></tr>\n",
+                          html_escaped(lesson.id), lesson.passed,
+                          graded ? fmt::format("<td>{}</td>", lesson.graded.value_or(0)) : "", lesson.started,
+                          lesson.students, percent_text(lesson.passed, of));
+    }
     html += "</table>\n";
   } else {
     html += "<p>No student has started a lesson yet.</p>\n";
@@ -248,8 +296,7 @@ std::string class_report_html(const ClassReport& report) {
   for (const auto& lesson : report.lessons) {
     html += fmt::format("<section id=\"lesson{}\">\n<h2>Lesson {}: {}</h2>\n", html_escaped(lesson.id),
                         html_escaped(lesson.id), html_escaped(lesson.title));
-    html += fmt::format("<p class=\"meta\">passed {} of {} started ({}), {} students; scenario:{}</p>\n", lesson.passed,
-                        lesson.started, percent_text(lesson.passed, lesson.started), lesson.students,
+    html += fmt::format("<p class=\"meta\">{}; scenario:{}</p>\n", html_escaped(passed_text(report, lesson)),
                         html_escaped(lesson.scenario.empty() ? " none" : lesson.scenario));
     if (!lesson.truth_note.empty()) html += "<p class=\"note\">truth: " + html_escaped(lesson.truth_note) + "</p>\n";
     for (const auto& question : lesson.questions) html += question_html(question);

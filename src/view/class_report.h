@@ -2,7 +2,8 @@
 // lesson's prediction and explain questions, against the truth, rendered three ways: a
 // text table, JSON and a self-contained HTML page (inline CSS and SVG, no script). The
 // figures come from the classroom module (src/classroom/class_report.h); this file only
-// shows them.
+// shows them. Every string of a ClassReport is shown through printable()
+// (report/message_text.h): what a student wrote never reaches a terminal, JSON or HTML raw.
 #pragma once
 
 #include <optional>
@@ -40,14 +41,15 @@ struct LessonTally {
   std::string scenario;    ///< " CUDA_VISIBLE_DEVICES=2,3,4,5" ("" none)
   int students = 0;        ///< every student read
   int started = 0;         ///< the students whose progress names the lesson
-  int passed = 0;
+  int passed = 0;          ///< self-reported (progress files) or, with `graded`, class grade's
+  std::optional<int> graded;  ///< with class grade's results: the students it graded in this lesson
   std::string truth_note;  ///< where the predictions' truth came from, or why it is missing
   std::vector<QuestionTally> questions;  ///< each prediction, then its explain question
 };
 
 /// A student whose tree could not be read whole. `counted`: what could be read is in the report.
 struct StudentProblem {
-  std::string student;  ///< the folder's name
+  std::string student;  ///< the student's name (grading::student_names), or "class.json" for the grades
   std::string what;     ///< "no progress file (.gpulab-progress)", "skipped lines it cannot read", …
   std::vector<int> lines;  ///< the progress file's skipped lines, from 1
   bool counted = false;
@@ -58,6 +60,7 @@ struct ClassReport {
   std::vector<std::string> names;  ///< their folders' names, as given
   std::string profile;            ///< the software profile the truth was run with, "PyTorch 2.15.0 (CUDA 13.2 build)"
   bool truth_run = true;          ///< false: --no-truth, the predictions have no truth
+  bool passed_from_grades = false;  ///< true: "passed" is class grade's (--grades); false: self-reported
   std::vector<LessonTally> lessons;      ///< the lessons some student started, in the manifest's order
   std::vector<StudentProblem> problems;  ///< in the order the folders were given
 };

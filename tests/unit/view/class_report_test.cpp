@@ -1,8 +1,11 @@
 // The class report's three forms (src/view/class_report.h): text, JSON and HTML.
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include "report/message_text.h"
 #include "view/class_report.h"
 
 using namespace gpulab::view;
@@ -52,7 +55,8 @@ TEST_CASE("percentages are of the students asked, rounded", "[class-report]") {
 TEST_CASE("the class report's text marks the truth and lists the students' problems", "[class-report]") {
   const std::string text = class_report_text(one_lesson());
   CHECK(text.find("3 students, truth: the shipped exercises run on PyTorch 2.15.0 (CUDA 13.2 build)") != std::string::npos);
-  CHECK(text.find("passed 2 of 3 started (67%)") != std::string::npos);
+  CHECK(text.find("passed 2 of 3 started (67%, self-reported)") != std::string::npos);
+  CHECK(text.find("passed: self-reported") != std::string::npos);
   CHECK(text.find("✓ 2 ") != std::string::npos);
   CHECK(text.find("✓ a) because") != std::string::npos);
   CHECK(text.find("dan: no progress file; not counted") != std::string::npos);
@@ -84,4 +88,66 @@ TEST_CASE("the class report's page is self-contained and escapes what students t
   CHECK(html.find("<link") == std::string::npos);
   CHECK(html.find("class=\"right\"") != std::string::npos);
   CHECK(html.find("<svg") != std::string::npos);
+}
+
+namespace {
+
+// Whether `text` is valid UTF-8 with no control character but the newline.
+bool clean(const std::string& text) {
+  std::string lines = text;
+  for (char& c : lines)
+    if (c == '\n') c = ' ';
+  return gpulab::printable(lines) == lines;
+}
+
+}  // namespace
+
+TEST_CASE("what a student wrote reaches no output raw: escape codes and invalid UTF-8 are replaced", "[class-report]") {
+  ClassReport report = one_lesson();
+  const std::string hostile = "\x1b[2J\x1b]0;owned\x07\xff\xfe\xc3";
+  report.names.push_back(hostile);
+  report.lessons[0].questions[0].answers.push_back({hostile, 1, false});
+  report.problems.push_back({hostile, "names lesson " + hostile + ", which this course does not have", {}, true});
+  const std::string text = class_report_text(report);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(clean(text));
+  CHECK(text.find("\xEF\xBF\xBD[2J") != std::string::npos);  // shown as U+FFFD, not dropped
+  const std::string json = class_report_json(report).dump();  // throws on invalid UTF-8
+  CHECK(json.find("\\u001b") == std::string::npos);
+  CHECK(clean(json));
+  const std::string html = class_report_html(report);
+  CHECK(html.find('\x1b') == std::string::npos);
+  CHECK(clean(html));
+}
+
+TEST_CASE("a problem's skipped lines are listed ten at most", "[class-report]") {
+  ClassReport report = one_lesson();
+  StudentProblem many{"fay", "skipped lines", {}, true};
+  for (int line = 1; line <= 500; ++line) many.lines.push_back(line);
+  report.problems = {many};
+  const std::string text = class_report_text(report);
+  CHECK(text.find("fay: skipped lines (lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 490 more); the rest is counted") !=
+        std::string::npos);
+}
+
+TEST_CASE("with class grade's results, passed is graded, and every form says so", "[class-report]") {
+  ClassReport report = one_lesson();
+  report.passed_from_grades = true;
+  report.lessons[0].graded = 4;
+  report.lessons[0].passed = 1;
+  const std::string text = class_report_text(report);
+  CHECK(text.find("passed: class grade's results") != std::string::npos);
+  CHECK(text.find("passed 1 of 4 graded (25%, class grade); 3 of 3 students started it") != std::string::npos);
+  CHECK(text.find("self-reported") == std::string::npos);
+  const nlohmann::json json = class_report_json(report);
+  CHECK(json["passed_from"] == "class grade");
+  CHECK(json["lessons"][0]["graded"] == 4);
+  const std::string html = class_report_html(report);
+  CHECK(html.find("passed (class grade)") != std::string::npos);
+  CHECK(html.find("<th>graded</th>") != std::string::npos);
+
+  const nlohmann::json self = class_report_json(one_lesson());
+  CHECK(self["passed_from"] == "self-reported");
+  CHECK(self["lessons"][0]["graded"].is_null());
+  CHECK(class_report_html(one_lesson()).find("passed (self-reported)") != std::string::npos);
 }
