@@ -313,20 +313,18 @@ Grading grade(const GradeOptions& options, std::ostream& out) {
   adopt_orphans();
   stop_leftovers();
   TempDir scratch("gpulab-grade");
-  // In a box, the student's exercises build in the background while the built ones are
-  // graded; elsewhere the whole tree is built first.
+  // Every lesson is built before the first is graded (in a box, several at once): the
+  // checks' clean-up stops every child of this process, a compile beside them included.
   Built built;
-  std::optional<BackgroundBuild> building;
   if (options.recipes.empty())
     built = build_tree(options, lessons, manifest.lessons, tree, buildable);
   else
-    building.emplace(RecipeBuild{parse_recipes(read_text_file(options.recipes)), lessons, tree.root, tree.programs.bin,
-                                 scratch.fresh("objects"), tree.programs.strip, std::max(1u, options.build_jobs)});
-  std::map<std::string, std::string>& build_failures = built.failed;
+    built.failed = build_from_recipes(RecipeBuild{parse_recipes(read_text_file(options.recipes)), lessons, tree.root,
+                                                  tree.programs.bin, scratch.fresh("objects"), tree.programs.strip,
+                                                  std::max(1u, options.build_jobs)});
+  const std::map<std::string, std::string>& build_failures = built.failed;
   for (const auto& lesson : lessons) {
     const auto started = std::chrono::steady_clock::now();
-    if (building)
-      if (auto why = building->wait(lesson.id)) build_failures[lesson.id] = *why;
     LessonGrade grade;
     grade.id = lesson.id;
     grade.title = lesson.title;

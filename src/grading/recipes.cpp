@@ -2,8 +2,10 @@
 #include "grading/recipes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -145,62 +147,31 @@ std::string build_lesson(const RecipeBuild& build, const LessonEntry& lesson) {
 
 }  // namespace
 
-BackgroundBuild::BackgroundBuild(RecipeBuild build) : build_(std::move(build)) {
-  fs::create_directories(build_.objects);
-  const std::size_t workers = std::clamp<std::size_t>(build_.jobs, 1, std::max<std::size_t>(1, build_.lessons.size()));
-  for (std::size_t i = 0; i < workers; ++i) workers_.emplace_back([this] { work(); });
-}
-
-BackgroundBuild::~BackgroundBuild() {
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    next_ = build_.lessons.size();  // start nothing more
-  }
-  for (auto& worker : workers_) worker.join();
-}
-
-void BackgroundBuild::work() {
-  for (;;) {
-    std::size_t index = 0;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      if (next_ >= build_.lessons.size()) return;
-      index = next_++;
-    }
-    const LessonEntry& lesson = build_.lessons[index];
-    std::string why;
-    try {
-      why = build_lesson(build_, lesson);
-    } catch (const std::exception& e) {  // a compiler that cannot be started fails its lesson only
-      why = std::string(e.what()) + "\n";
-    }
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      results_[lesson.id] = why.empty() ? std::nullopt : std::optional<std::string>(why);
-    }
-    done_.notify_all();
-  }
-}
-
-std::optional<std::string> BackgroundBuild::wait(const std::string& id) {
-  const bool known = std::any_of(build_.lessons.begin(), build_.lessons.end(), [&](const LessonEntry& l) { return l.id == id; });
-  if (!known) return "lesson " + id + " is not in this build\n";
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return results_.count(id) > 0; });
-  return results_[id];
-}
-
 std::string dependency_file(const std::string& objects, const std::string& id) {
   return fmt::format("{}/lesson-{}.o.d", objects, id);
 }
 
 std::map<std::string, std::string> build_from_recipes(RecipeBuild build) {
-  std::vector<std::string> ids;
-  for (const auto& lesson : build.lessons) ids.push_back(lesson.id);
-  BackgroundBuild running(std::move(build));
+  fs::create_directories(build.objects);
+  std::vector<std::string> why(build.lessons.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < build.lessons.size(); i = next++) {
+      try {
+        why[i] = build_lesson(build, build.lessons[i]);
+      } catch (const std::exception& e) {  // a compiler that cannot be started fails its lesson only
+        why[i] = std::string(e.what()) + "\n";
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  const std::size_t count = std::clamp<std::size_t>(build.jobs, 1, std::max<std::size_t>(1, build.lessons.size()));
+  for (std::size_t j = 1; j < count; ++j) workers.emplace_back(work);
+  work();
+  for (auto& worker : workers) worker.join();
   std::map<std::string, std::string> failed;
-  for (const auto& id : ids)
-    if (auto why = running.wait(id)) failed[id] = *why;
+  for (std::size_t i = 0; i < build.lessons.size(); ++i)
+    if (!why[i].empty()) failed[build.lessons[i].id] = why[i];
   return failed;
 }
 

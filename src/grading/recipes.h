@@ -4,12 +4,8 @@
 // once, instead of in a build folder per student.
 #pragma once
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,32 +50,9 @@ struct RecipeBuild {
 /// Where a RecipeBuild with `depfiles` writes lesson `id`'s dependency file.
 std::string dependency_file(const std::string& objects, const std::string& id);
 
-/// Builds every lesson of `build` in the background, `jobs` at a time, in the lessons'
-/// order, so that a lesson can be graded as soon as it is built while the next ones
-/// compile: in a box most of a student's time is compiling. Joins its threads when
-/// destroyed (a compile that runs on is stopped by its own time limit).
-class BackgroundBuild {
- public:
-  explicit BackgroundBuild(RecipeBuild build);
-  ~BackgroundBuild();
-  BackgroundBuild(const BackgroundBuild&) = delete;
-  BackgroundBuild& operator=(const BackgroundBuild&) = delete;
-
-  /// Waits for lesson `id`: nullopt once it is built, else why not (the compiler's messages).
-  std::optional<std::string> wait(const std::string& id);
-
- private:
-  void work();
-
-  RecipeBuild build_;
-  std::mutex mutex_;
-  std::condition_variable done_;
-  std::size_t next_ = 0;
-  std::map<std::string, std::optional<std::string>> results_;  // by lesson id, once known
-  std::vector<std::thread> workers_;
-};
-
-/// Builds every lesson of `build` and returns the lessons that did not, with why.
+/// Builds every lesson of `build`, `jobs` at a time, and returns the lessons that did not,
+/// with why (the compiler's messages). Returns when every lesson is built: nothing may run
+/// beside a lesson's checks, whose clean-up stops every child of this process.
 std::map<std::string, std::string> build_from_recipes(RecipeBuild build);
 
 }  // namespace gpulab::grading

@@ -1,0 +1,67 @@
+// A student's exercises are built several at once, each into its own program (grading/recipes.h).
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "grading/recipes.h"
+#include "proc/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace gpulab;
+using namespace gpulab::grading;
+
+namespace {
+
+LessonEntry lesson(const std::string& id) {
+  LessonEntry entry;
+  entry.id = id;
+  entry.slug = "topic";
+  return entry;
+}
+
+// A tree with lessons 01..count, each main.cpp holding its own id; recipes that "compile" by
+// copying, and fail for a source that says "broken".
+RecipeBuild copying_build(const TempDir& dir, int count, unsigned jobs) {
+  RecipeBuild build;
+  build.root = dir.fresh("tree");
+  build.bin = dir.fresh("bin");
+  build.objects = dir.fresh("objects");
+  fs::create_directories(build.bin);
+  for (int i = 1; i <= count; ++i) {
+    const LessonEntry entry = lesson(i < 10 ? "0" + std::to_string(i) : std::to_string(i));
+    fs::create_directories(build.root + "/lessons/" + entry.directory());
+    std::ofstream(build.root + "/lessons/" + entry.directory() + "/main.cpp") << "lesson " << entry.id << '\n';
+    build.lessons.push_back(entry);
+    build.recipes[entry.id] = {"! grep -q broken {source} && cp {source} {object} || { echo 'error: broken' >&2; exit 1; }",
+                               "cp {object} {program}", dir.path()};
+  }
+  build.jobs = jobs;
+  return build;
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("lessons built several at once each end as their own program, or say why not", "[unit][grading]") {
+  const TempDir dir("background-build");
+  const unsigned jobs = GENERATE(1u, 3u, 40u);
+  RecipeBuild build = copying_build(dir, 12, jobs);
+  const std::string bin = build.bin;
+  std::ofstream(build.root + "/lessons/05-topic/main.cpp") << "broken\n";
+  fs::remove(build.root + "/lessons/09-topic/main.cpp");
+  build.recipes.erase("11");
+  const auto failed = build_from_recipes(build);
+  REQUIRE(failed.size() == 3);
+  CHECK(failed.at("05").find("error: broken") != std::string::npos);
+  CHECK(failed.at("09").find("lessons/09-topic/main.cpp is missing") != std::string::npos);
+  CHECK(failed.at("11").find("no recipe") != std::string::npos);
+  // Each program is its own lesson's, whichever compile finished first.
+  for (const std::string id : {"01", "02", "03", "04", "06", "07", "08", "10", "12"})
+    CHECK(text_of(bin + "/lesson-" + id) == "lesson " + id + "\n");
+}
