@@ -31,8 +31,12 @@ inline Matchers::StringContainsMatcher Contains(const std::string& text, CaseSen
   return Matchers::ContainsSubstring(text, sensitivity);
 }
 
-// A listener's base (tests/support/in_process_environment.h).
-using TestEventListenerBase = EventListenerBase;
+// A listener's base (tests/support/in_process_environment.h). A class, not an alias: a
+// listener names its base's constructor and members as TestEventListenerBase, the
+// injected-class-name, which an alias does not bring.
+struct TestEventListenerBase : EventListenerBase {
+  using EventListenerBase::EventListenerBase;
+};
 
 }  // namespace Catch
 
