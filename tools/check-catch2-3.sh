@@ -5,11 +5,12 @@
 #
 #   tools/check-catch2-3.sh [BUILD_DIR]     # default build-catch2-3
 #
-# 1. Catch2 3: the system's when it is 3; else Catch2 $VERSION built from its source into
-#    $GPULAB_CACHE/catch2-$VERSION (once; later runs reuse it). The source is, in order:
-#    CATCH2_3_SOURCE (a folder or a .tar.gz), $GPULAB_CACHE/catch2_$VERSION.orig.tar.gz, or
-#    Debian 13's source package of Catch2 (catch2 3.7.1), fetched by apt-get from the
-#    mirror this machine's apt already uses, into the cache, and checked by its SHA-256.
+# 1. Catch2 3: the system's when it is 3; else Catch2 built from its source into
+#    CATCH2_3_PREFIX (default $GPULAB_CACHE/catch2-3.7.1; once, later runs reuse it). The
+#    source is, in order: CATCH2_3_SOURCE (a folder or a .tar.gz of any Catch2 3),
+#    $GPULAB_CACHE/catch2_3.7.1.orig.tar.gz, or Debian 13's source package of Catch2 (catch2
+#    3.7.1), fetched by apt-get from the mirror this machine's apt already uses, into the
+#    cache, and checked by its SHA-256.
 # 2. A build folder of gpulab configured against it (-DCMAKE_PREFIX_PATH), which builds the
 #    unit tests, lesson 01's and 04's checks, the CLI and those lessons' programs.
 # 3. Runs: every unit test; CTest's discovery of them (Catch2 3's own catch_discover_tests);
@@ -83,7 +84,7 @@ build_catch2() {
     tar -xzf "$tarball" -C "$work"
     src="$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n 1)"
   fi
-  grep -q 'VERSION 3\.' "$src/CMakeLists.txt" || die "$src is not Catch2 3's source"
+  grep -qE '^ *VERSION 3\.[0-9]+\.[0-9]+' "$src/CMakeLists.txt" || die "$src is not Catch2 3's source"
   local launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   quietly "$work/configure.log" cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_CXX_COMPILER="$CXX_COMPILER" \
     "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
@@ -97,12 +98,12 @@ build_catch2() {
 
 # ---- 1. Catch2 3
 PREFIX_ARGS=()
-if system_catch2_3; then
+if [ -z "${CATCH2_3_PREFIX:-}" ] && system_catch2_3; then
   say "the system's Catch2 is 3: using it"
 else
-  PREFIX="$CACHE/catch2-$VERSION"
+  PREFIX="${CATCH2_3_PREFIX:-$CACHE/catch2-$VERSION}"
   if [ ! -f "$PREFIX/lib/cmake/Catch2/Catch2Config.cmake" ]; then
-    step "Catch2 $VERSION from source into $PREFIX"
+    step "Catch2 3 from source into $PREFIX"
     build_catch2 "$PREFIX"
     took
   fi
