@@ -2,20 +2,72 @@
 """GitHub Classroom's autograding workflow for gpulab, made from the manifest.
 
 One test per lesson: `./gpulab check NN` (the command the learner-path tests type for every
-lesson), a point each; the first test also builds. Classroom's command grader passes a test
-when its command exits 0.
+lesson), a point each. Classroom's command grader passes a test when its command exits 0.
+Before the tests (docs/class.md, "GitHub Classroom's runners"): the grading code is checked
+against the assignment's first commit, LibTorch and the compiler cache come from GitHub's
+cache (keyed on the pinned torch version and the OS), `./gpulab setup` installs the packages
+(Ubuntu 24.04's: Catch2 3) and `./gpulab build` builds.
 
   tools/classroom-workflow.py           write classroom/autograding.yml
   tools/classroom-workflow.py --check   fail when the file is not what the manifest makes
 """
 import json
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "classroom" / "autograding.yml"
 # The command each test runs: the one tests/cli/learner_path_test.cpp types for each lesson.
 COMMAND = "./gpulab check {id}"
+# What a student may change: their lessons' folders and their progress file. Everything
+# else (the checks, gpulab, the manifest, the sources, the build) is the template's. .github/
+# is GitHub Classroom's own (it may add its files there): the assignment protects it.
+STUDENT_PATHS = ["lessons/[0-9][0-9]-*", ".gpulab-progress", ".github"]
+
+
+def torch_version():
+    """The LibTorch that tools/fetch-libtorch2.sh pins: the caches' keys name it."""
+    text = (ROOT / "tools" / "fetch-libtorch2.sh").read_text()
+    return re.search(r'TORCH_VERSION="\$\{GPULAB_TORCH_VERSION:-([0-9.]+)\}"', text).group(1)
+
+
+def before_the_tests(torch):
+    """Steps between the checkout and the first test: verify, restore caches, set up, build."""
+    excludes = " ".join(f"':(exclude){path}'" for path in STUDENT_PATHS)
+    return [
+        "    - name: The grading code is the template's",
+        "      run: |",
+        "        # The assignment's first commit is the template as GitHub Classroom copied it.",
+        "        # Since then only the student's lessons and progress file may have changed.",
+        "        base=\"$(git rev-list --max-parents=0 HEAD | tail -n 1)\"",
+        f"        changed=\"$(git diff --no-renames --name-only \"$base\" HEAD -- . {excludes})\"",
+        "        if [ -n \"$changed\" ]; then",
+        "          echo \"::error::grading code changed since the assignment's first commit $base (docs/class.md):\"",
+        "          printf '%s\\n' \"$changed\"",
+        "          exit 1",
+        "        fi",
+        "        echo \"the grading code is the assignment's first commit's ($base)\"",
+        f"    - name: Cache LibTorch {torch}",
+        "      uses: actions/cache@v4",
+        "      with:",
+        f"        path: ~/.cache/gpulab/libtorch-{torch}",
+        f"        key: gpulab-libtorch-{torch}-${{{{ runner.os }}}}-${{{{ hashFiles('tools/fetch-libtorch2.sh') }}}}",
+        "    - name: Cache the compiler cache",
+        "      uses: actions/cache@v4",
+        "      with:",
+        "        path: ~/.cache/ccache",
+        f"        key: gpulab-ccache-{torch}-${{{{ runner.os }}}}-${{{{ github.sha }}}}",
+        f"        restore-keys: gpulab-ccache-{torch}-${{{{ runner.os }}}}-",
+        "    - name: Packages (Ubuntu 24.04's, Catch2 3 among them) and LibTorch",
+        "      run: |",
+        "        echo \"CCACHE_DIR=$HOME/.cache/ccache\" >> \"$GITHUB_ENV\"",
+        "        ./gpulab setup",
+        "    - name: Build",
+        "      run: |",
+        "        ./gpulab build",
+        "        ccache --show-stats || true",
+    ]
 
 
 def workflow(lessons):
@@ -35,10 +87,18 @@ def workflow(lessons):
         "  run-autograding-tests:",
         "    runs-on: ubuntu-latest",
         "    if: github.actor != 'github-classroom[bot]'",
+        "    env:",
+        "      # GitHub sets CI=true, which makes gpulab's build -Werror: a newer compiler's",
+        "      # warning about the template's code must not fail a student's lessons.",
+        "      GPULAB_CMAKE_ARGS: -DGPULAB_WERROR=OFF",
+        "      CCACHE_MAXSIZE: 3G",
         "    steps:",
         "    - name: Checkout code",
         "      uses: actions/checkout@v4",
+        "      with:",
+        "        fetch-depth: 0  # the whole history: the grading code is checked against its first commit",
     ]
+    lines += before_the_tests(torch_version())
     runners = []
     for index, lesson in enumerate(lessons):
         step = f"lesson-{lesson['id']}"
@@ -51,12 +111,9 @@ def workflow(lessons):
             "      with:",
             f"        test-name: \"Lesson {lesson['id']}: {title}\"",
         ]
-        if index == 0:
-            # The first test sets up and builds everything (packages, LibTorch, the lessons).
-            lines.append("        setup-command: ./gpulab build")
         lines += [
             f"        command: {COMMAND.format(id=lesson['id'])}",
-            f"        timeout: {60 if index == 0 else 10}",
+            "        timeout: 10",
             "        max-score: 1",
         ]
     lines += [

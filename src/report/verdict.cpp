@@ -107,11 +107,14 @@ std::size_t CheckVerdict::passed() const {
 CheckVerdict parse_check_xml(const std::string& xml, const std::vector<std::string>& strip) {
   pugi::xml_document document;
   const auto parsed = document.load_string(xml.c_str());
-  const auto root = document.child("Catch");
-  if (!parsed || !root) throw std::runtime_error("the checks did not produce a readable result");
+  // Catch2 2 writes <Catch><Group><TestCase>…; Catch2 3 (xml-format-version 3) writes
+  // <Catch2TestRun><TestCase>…, its test cases and their contents as 2 wrote them.
+  const auto catch2 = document.child("Catch");
+  const auto catch3 = document.child("Catch2TestRun");
+  if (!parsed || (!catch2 && !catch3)) throw std::runtime_error("the checks did not produce a readable result");
   CheckVerdict verdict;
-  for (const auto& group : root.children("Group")) {
-    for (const auto& test_case : group.children("TestCase")) {
+  const auto read_cases = [&](const pugi::xml_node& parent) {
+    for (const auto& test_case : parent.children("TestCase")) {
       CheckCase c;
       c.name = test_case.attribute("name").value();
       CaseReader reader(c, strip);
@@ -119,6 +122,11 @@ CheckVerdict parse_check_xml(const std::string& xml, const std::vector<std::stri
       reader.finish();
       verdict.cases.push_back(std::move(c));
     }
+  };
+  if (catch2) {
+    for (const auto& group : catch2.children("Group")) read_cases(group);
+  } else {
+    read_cases(catch3);
   }
   return verdict;
 }

@@ -46,7 +46,7 @@ void check_no_gpu(const Env& env) {
   expect_on_gpu(run, "after creating a tensor", "x", -1);
   expect_memory_on(run, "after creating a tensor", {});
   // The explanation goes to stderr next to the JSON report: it must name the fallback.
-  expect_that(Catch::Matchers::Contains("CPU", Catch::CaseSensitive::No).match(run.process.err),
+  expect_that(Catch::Contains("CPU", Catch::CaseSensitive::No).match(run.process.err),
               "a message that the program falls back to the CPU",
               run.process.err.empty() ? "no message" : "the output \"" + run.process.err + "\"");
 }
