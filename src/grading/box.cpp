@@ -178,8 +178,8 @@ BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std
   // box could read the first process's environment in /proc).
   args.insert(args.end(), {"--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp/home", "--setenv",
                            "TMPDIR", kGraderScratch, "--setenv", "LANG", "C.UTF-8", "--setenv", kConfineVariable, kRunArea,
-                           "--setenv", kReferenceVariable, kReferencesInBox,
                            "--dir", "/tmp/home", "--chdir", kRunArea, "--remount-ro", "/", "--remount-ro", "/dev"});
+  if (!layout.references.empty()) args.insert(args.end(), {"--setenv", kReferenceVariable, kReferencesInBox});
   for (const auto& [name, value] : layout.env) args.insert(args.end(), {"--setenv", name, value});
   args.push_back("--");
   // In the box: rlimits. A process count for a user other than root; one file's size; no

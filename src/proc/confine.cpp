@@ -34,6 +34,8 @@ std::string hidden_references(const std::vector<std::string>& argv) {
   const char* references = std::getenv(kReferenceVariable);
   if (references == nullptr || *references != '/') return "";
   const fs::path folder = fs::path(references).lexically_normal();
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) return "";  // nothing to hide (and nowhere to mount)
   for (const auto& word : argv)
     if (!word.empty() && word.front() == '/' && inside(fs::path(word).lexically_normal(), folder)) return "";
   return folder.string();

@@ -210,10 +210,12 @@ namespace {
 std::optional<ProcessResult> run_prestarted(const ProcessOptions& options) {
   const char* setting = std::getenv("GPULAB_PRESTART_RUNS");
   if (setting != nullptr && std::string(setting) == "0") return std::nullopt;
-  // Only this build's own programs (a lesson started through a shell script is not one),
-  // and only on the simulated node: on real GPUs the parent refuses (backend.h), so it would
-  // be one more start per program.
-  if (options.argv.at(0).rfind(bin_dir() + "/", 0) != 0 || !simulated()) return std::nullopt;
+  // Only this build's own programs and a box's reference solutions (a lesson started
+  // through a shell script is not one), and only on the simulated node: on real GPUs the
+  // parent refuses (backend.h), so it would be one more start per program.
+  const char* references = std::getenv(gpulab::kReferenceVariable);  // a box's (confine.h)
+  const auto in = [&](const std::string& folder) { return !folder.empty() && options.argv.at(0).rfind(folder + "/", 0) == 0; };
+  if (!(in(bin_dir()) || in(references != nullptr ? references : "")) || !simulated()) return std::nullopt;
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<PrestartedProgram>> parents;
   PrestartedProgram* parent = nullptr;
