@@ -223,16 +223,27 @@ std::vector<StudentTree> read_students(const std::vector<std::string>& dirs) {
   return students;
 }
 
-std::optional<std::map<std::string, Grade>> parse_class_summary(const std::string& text, std::string& why) {
+namespace {
+
+// A class grade file's JSON, or null with `why` (too deeply nested to parse safely, or not JSON).
+nlohmann::json parse_grade_file(const std::string& text, std::string& why) {
   if (nests_deeper_than(text, 32)) {
     why = "nested too deep";
-    return std::nullopt;
+    return nullptr;
   }
-  const auto document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) {
     why = "not JSON";
-    return std::nullopt;
+    return nullptr;
   }
+  return document;
+}
+
+}  // namespace
+
+std::optional<std::map<std::string, Grade>> parse_class_summary(const std::string& text, std::string& why) {
+  const auto document = parse_grade_file(text, why);
+  if (document.is_null()) return std::nullopt;
   if (!document.is_object() || !document.contains("students") || !document["students"].is_array()) {
     why = "no \"students\" list";
     return std::nullopt;
@@ -260,15 +271,8 @@ std::optional<std::map<std::string, Grade>> parse_class_summary(const std::strin
 }
 
 std::optional<Grade> parse_student_grading(const std::string& text, const std::string& name, std::string& why) {
-  if (nests_deeper_than(text, 32)) {
-    why = "nested too deep";
-    return std::nullopt;
-  }
-  const auto document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded()) {
-    why = "not JSON";
-    return std::nullopt;
-  }
+  const auto document = parse_grade_file(text, why);
+  if (document.is_null()) return std::nullopt;
   if (!document.is_object() || !document.contains("student") || !document["student"].is_string() ||
       !document.contains("status") || !document["status"].is_string() ||
       student_statuses().count(document["status"].get<std::string>()) == 0 || !document.contains("grading")) {
