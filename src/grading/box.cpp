@@ -149,19 +149,10 @@ std::string box_unavailable() {
   }
 }
 
-BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command,
-                     int result_fd) {
-  BoxCgroup cgroup(limits);
+std::vector<std::string> box_arguments(const BoxLayout& layout, const BoxLimits& limits,
+                                       const std::vector<std::string>& command, bool memory_counted) {
   const std::string disk = std::to_string(limits.disk_bytes);
-  std::vector<std::string> args;
-  // Join the cgroup first, then become the box: everything in it is counted.
-  const auto procs = cgroup.procs_files();
-  if (!procs.empty()) {
-    args = {"/bin/sh", "-c", R"(while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@")", "sh"};
-    args.insert(args.end(), procs.begin(), procs.end());
-    args.push_back("--");
-  }
-  args.insert(args.end(), {"bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "gpulab-box"});
+  std::vector<std::string> args = {"bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "gpulab-box"};
   add_system(args);
   // The writable places, each a memory file system of the box's disk size; the rest of the
   // box (its root included) is remounted read-only below.
@@ -185,9 +176,25 @@ BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std
   // In the box: rlimits. A process count for a user other than root; one file's size; no
   // core files; memory per process where no cgroup counts it.
   args.insert(args.end(), {"prlimit", fmt::format("--nproc={}", limits.processes), "--fsize=" + disk, "--core=0"});
-  if (!cgroup.limits_memory()) args.push_back(fmt::format("--as={}", limits.memory_bytes));
+  if (!memory_counted) args.push_back(fmt::format("--as={}", limits.memory_bytes));
   args.push_back("--");
   args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
+
+BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command,
+                     int result_fd) {
+  BoxCgroup cgroup(limits);
+  std::vector<std::string> args;
+  // Join the cgroup first, then become the box: everything in it is counted.
+  const auto procs = cgroup.procs_files();
+  if (!procs.empty()) {
+    args = {"/bin/sh", "-c", R"(while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@")", "sh"};
+    args.insert(args.end(), procs.begin(), procs.end());
+    args.push_back("--");
+  }
+  const auto box = box_arguments(layout, limits, command, cgroup.limits_memory());
+  args.insert(args.end(), box.begin(), box.end());
 
   ProcessOptions options;
   options.argv = args;

@@ -60,6 +60,12 @@ struct BoxResult {
 /// "" when bubblewrap can make a box here; otherwise why not.
 std::string box_unavailable();
 
+/// Bubblewrap's command line for `command` in a box laid out as `layout` within `limits`
+/// (`memory_counted`: a cgroup counts its memory, else an rlimit per process does). Pure:
+/// run_in_box runs it, after joining the box's cgroup.
+std::vector<std::string> box_arguments(const BoxLayout& layout, const BoxLimits& limits,
+                                       const std::vector<std::string>& command, bool memory_counted);
+
 /// Runs `command` in a box laid out as `layout`, within `limits`; `result_fd` (-1: none) is
 /// its fd 3. Throws std::runtime_error when the box cannot be made.
 BoxResult run_in_box(const BoxLayout& layout, const BoxLimits& limits, const std::vector<std::string>& command,

@@ -29,8 +29,6 @@ std::string TempDir::fresh(const std::string& name) const {
   return path;
 }
 
-std::string TempDir::read(const std::string& name) const { return read_text_file(path_ + "/" + name); }
-
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream all;

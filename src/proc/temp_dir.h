@@ -17,8 +17,6 @@ class TempDir {
   const std::string& path() const { return path_; }
   /// <path>/<name>, with whatever was there before removed.
   std::string fresh(const std::string& name) const;
-  /// The text of <path>/<name> ("" when it is missing).
-  std::string read(const std::string& name) const;
 
  private:
   std::string path_;

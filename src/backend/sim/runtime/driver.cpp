@@ -314,13 +314,4 @@ void Driver::empty_cache() {
 
 AllocatorStats Driver::stats(int index) const { return allocators_.at(static_cast<std::size_t>(index))->stats(); }
 
-Error Driver::mem_get_info(int index, std::uint64_t* free_bytes, std::uint64_t* total) {
-  if (const Error error = check_device(index); error != Error::Success) return error;
-  const std::uint64_t capacity = capacity_bytes(index);
-  const std::uint64_t used = state_->used_bytes(physical_index(index), device(index).mig_index);
-  *total = capacity;
-  *free_bytes = used >= capacity ? 0 : capacity - used;
-  return Error::Success;
-}
-
 }  // namespace gpulab::sim

@@ -133,8 +133,6 @@ class Driver {
   /// Releases every cached block (nothing in a child forked after init).
   void empty_cache();
   AllocatorStats stats(int index) const;
-  /// cudaMemGetInfo: free memory on the device counting every process on the node.
-  Error mem_get_info(int index, std::uint64_t* free_bytes, std::uint64_t* total_bytes);
 
   NodeState& state() { return *state_; }
 
