@@ -95,6 +95,7 @@ std::map<std::string, Recipe> parse_recipes(const std::string& text) {
   std::map<std::string, Recipe> recipes;
   try {
     const auto document = nlohmann::json::parse(text);
+    if (!document.is_object()) throw Failure(Outcome::kUsage, "not a recipes document: not a JSON object");
     for (const auto& [id, entry] : document.items())
       recipes[id] = {entry.at("compile").get<std::string>(), entry.at("link").get<std::string>(),
                      entry.at("directory").get<std::string>()};

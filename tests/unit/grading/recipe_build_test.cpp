@@ -7,6 +7,7 @@
 
 #include "grading/recipes.h"
 #include "proc/temp_dir.h"
+#include "report/outcome.h"
 
 namespace fs = std::filesystem;
 using namespace gpulab;
@@ -64,4 +65,34 @@ TEST_CASE("lessons built several at once each end as their own program, or say w
   // Each program is its own lesson's, whichever compile finished first.
   for (const std::string id : {"01", "02", "03", "04", "06", "07", "08", "10", "12"})
     CHECK(text_of(bin + "/lesson-" + id) == "lesson " + id + "\n");
+}
+
+TEST_CASE("recipes travel to a box as JSON and come back the same; anything else is refused", "[unit][grading]") {
+  const std::map<std::string, Recipe> recipes = {
+      {"01", {"clang++ -c {source} -o {object}", "clang++ {object} -o {program}", "/b"}},
+      {"04", {"c++ -DX='a b' -c {source} -o {object}", "c++ {object} -o {program}", "/b uild"}}};
+  const auto back = parse_recipes(recipes_json(recipes).dump());
+  REQUIRE(back.size() == 2);
+  for (const auto& [id, recipe] : recipes) {
+    CHECK(back.at(id).compile == recipe.compile);
+    CHECK(back.at(id).link == recipe.link);
+    CHECK(back.at(id).directory == recipe.directory);
+  }
+  for (const std::string text : {"", "[]", "{\"01\": {\"compile\": 1}}", "{\"01\": {\"compile\": \"c\", \"link\": \"l\"}}"}) {
+    INFO(text);
+    CHECK_THROWS_AS(parse_recipes(text), Failure);
+  }
+}
+
+TEST_CASE("a student's file names reach the shell as one word each, whatever they hold", "[unit][grading]") {
+  // A tree whose path holds a quote, spaces and a command: the copying recipe still copies it.
+  const TempDir dir("background-build");
+  RecipeBuild build = copying_build(dir, 1, 1);
+  const std::string odd = dir.path() + "/alice's tree; touch pwned $(id)";
+  fs::rename(build.root, odd);
+  build.root = odd;
+  CHECK(build_from_recipes(build).empty());
+  CHECK(text_of(build.bin + "/lesson-01") == "lesson 01\n");
+  CHECK_FALSE(fs::exists(dir.path() + "/pwned"));
+  CHECK_FALSE(fs::exists("pwned"));
 }
