@@ -62,3 +62,30 @@ TEST_CASE("anything but one JSON document on the last line is no result", "[unit
     CHECK_FALSE(parse_box_result(text, kAsked));
   }
 }
+
+TEST_CASE("the class summary counts each lesson's passes among the students graded, and no one without a result",
+          "[unit][grading]") {
+  using gpulab::grading::StudentGrade;
+  auto graded = [](const std::string& name, const std::string& l01, const std::string& l04) {
+    StudentGrade student;
+    student.name = name;
+    student.status = "graded";
+    student.grading = {{"lessons", {{{"id", "01"}, {"status", l01}}, {{"id", "04"}, {"status", l04}}}},
+                       {"passed", int(l01 == "passed") + int(l04 == "passed")}};
+    return student;
+  };
+  StudentGrade lost;
+  lost.name = "lost";
+  lost.status = "no_result";
+  const auto summary =
+      gpulab::grading::class_summary({graded("alice", "passed", "failed"), graded("bob", "passed", "passed"), lost}, "cgroup v2");
+  CHECK(summary.at("lessons").at("01") == nlohmann::json({{"passed", 2}, {"graded", 2}}));
+  CHECK(summary.at("lessons").at("04") == nlohmann::json({{"passed", 1}, {"graded", 2}}));
+  CHECK(summary.at("box") == "cgroup v2");
+  const auto& students = summary.at("students");
+  REQUIRE(students.size() == 3);
+  CHECK(students[2].at("student") == "lost");
+  CHECK(students[2].at("passed") == 0);
+  CHECK(students[2].at("lessons").empty());
+  CHECK(students[1].at("lessons").at("04") == "passed");
+}
