@@ -179,8 +179,8 @@ TEST_CASE("a class graded in boxes: hostile exercises are contained and reported
   const std::string honest_before = read_text_file(honest / "lessons" / dir / "main.cpp");
 
   ProcessOptions options;
-  options.argv = {bin_dir() + "/gpulab", "class", "grade", "--lessons", "01", "--jobs", "2", "--timeout", "20",
-                  "--memory", "1", "--disk", "64", "--student-timeout", "120", "--out", (root / "grades").string()};
+  options.argv = {bin_dir() + "/gpulab", "class", "grade", "--lessons", "01", "--jobs", "2", "--timeout", "60",
+                  "--memory", "2", "--disk", "64", "--student-timeout", "300", "--out", (root / "grades").string()};
   for (const auto& entry : fs::directory_iterator(root / "class")) options.argv.push_back(entry.path().string());
   // Secrets of the instructor's shell: no student's program may see them.
   const std::string planted = "planted-" + std::to_string(getpid()) + "-token";
