@@ -1,12 +1,58 @@
-# gpulab_module(NAME SOURCES... [DEPENDS module...] [PRIVATE_LIBS lib...]): one torch-free
-# module of src/ as a static library gpulab_NAME. Modules include each other as
-# "module/header.h" from src/; DEPENDS names the modules it may use, and
-# tools/check-dependencies.py holds the same rule for the #include lines.
+# gpulab_module(NAME [PART part] SOURCES... [PRIVATE_LIBS lib...] [PUBLIC_LIBS lib...]): one
+# torch-free module of src/ as a static library gpulab_NAME, linked to the modules that the
+# row of its part (NAME unless PART says: simrt is part of backend/sim) in src/README.md's
+# layering table may use; "backend", the hook, is linked where LibTorch is. That table is the layering's one source:
+# tools/check-dependencies.py reads it for the #include lines, this file for the links.
+
+# The table: rows `| part | where | what it does | may use |` between two markers. Each
+# part's list becomes GPULAB_MAY_USE_<part> ("—" for none).
+set(_gpulab_table "${PROJECT_SOURCE_DIR}/src/README.md")
+set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_gpulab_table}")
+file(READ "${_gpulab_table}" _gpulab_text)
+string(FIND "${_gpulab_text}" "<!-- layering:" _gpulab_start)
+string(FIND "${_gpulab_text}" "<!-- end of layering -->" _gpulab_end)
+if(_gpulab_start EQUAL -1 OR _gpulab_end LESS _gpulab_start)
+  message(FATAL_ERROR "src/README.md has no layering table (between '<!-- layering:' and '<!-- end of layering -->')")
+endif()
+math(EXPR _gpulab_length "${_gpulab_end} - ${_gpulab_start}")
+string(SUBSTRING "${_gpulab_text}" ${_gpulab_start} ${_gpulab_length} _gpulab_text)
+string(REPLACE ";" "," _gpulab_text "${_gpulab_text}")  # a list separator to CMake
+string(REPLACE "\n" ";" _gpulab_rows "${_gpulab_text}")
+set(GPULAB_LAYERING_PARTS "")
+foreach(_row IN LISTS _gpulab_rows)
+  if(_row MATCHES "^\\| ([a-z/]+) \\|[^|]*\\|[^|]*\\| ([^|]*) \\|$")
+    set(_part "${CMAKE_MATCH_1}")
+    set(_uses "${CMAKE_MATCH_2}")
+    if(_uses STREQUAL "—" OR _uses STREQUAL "-")
+      set(_uses "")
+    endif()
+    string(REPLACE "," ";" _uses "${_uses}")
+    list(TRANSFORM _uses STRIP)
+    set(GPULAB_MAY_USE_${_part} "${_uses}")
+    list(APPEND GPULAB_LAYERING_PARTS "${_part}")
+  endif()
+endforeach()
+
 function(gpulab_module name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PRIVATE_LIBS;PUBLIC_LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PART" "SOURCES;DEPENDS;PRIVATE_LIBS;PUBLIC_LIBS" ${ARGN})
+  set(part "${name}")
+  if(ARG_PART)
+    set(part "${ARG_PART}")
+  endif()
+  if(ARG_DEPENDS)
+    message(FATAL_ERROR "gpulab_module(${name}): no DEPENDS; which modules it may use is its row in src/README.md's layering table")
+  endif()
+  if(NOT part IN_LIST GPULAB_LAYERING_PARTS)
+    message(FATAL_ERROR "gpulab_module(${name}): src/README.md's layering table has no row for ${part}")
+  endif()
   add_library(gpulab_${name} STATIC ${ARG_SOURCES})
   target_include_directories(gpulab_${name} PUBLIC "${PROJECT_SOURCE_DIR}/src" "${PROJECT_SOURCE_DIR}/include")
-  foreach(_dep IN LISTS ARG_DEPENDS)
+  foreach(_dep IN LISTS GPULAB_MAY_USE_${part})
+    if(_dep STREQUAL "backend")
+      continue()
+    elseif(NOT TARGET gpulab_${_dep})
+      message(FATAL_ERROR "gpulab_module(${name}): it may use ${_dep}, which is not defined yet (add src/${_dep} first)")
+    endif()
     target_link_libraries(gpulab_${name} PUBLIC gpulab_${_dep})
   endforeach()
   target_link_libraries(gpulab_${name} PRIVATE ${ARG_PRIVATE_LIBS} PUBLIC ${ARG_PUBLIC_LIBS})

@@ -8,7 +8,8 @@ include goes the wrong way:
   * nothing under src/ or include/ includes a header of cli/;
   * a public header (include/gpulab/) includes only the other public headers;
   * only src/backend/sim includes src/backend/sim, only src/backend/cuda src/backend/cuda;
-  * a module includes only the modules MAY_USE gives it (one way: no cycles);
+  * a module includes only the modules its row of src/README.md's layering table may use
+    (one way: no cycles); that table is the rule's one source, which CMake reads too;
   * the torch-free modules include no public header that needs LibTorch.
 
     tools/check-dependencies.py [--root DIR] [--verbose]
@@ -27,31 +28,14 @@ import re
 import sys
 
 # ---------------------------------------------------------------------------------------
-# The rule. Keep in step with src/README.md and the DEPENDS of src/*/CMakeLists.txt.
-#
-# Parts of the tree. A file belongs to the first part whose folder holds it (longest
-# folder first); src/backend/*.h and src/backend/physical_index.cpp are "backend", the
-# hook every other part may be allowed to use.
-PARTS = {
-    # part            folder(s), relative to the root
-    "model":        ["src/model"],
-    "state":        ["src/state"],
-    "proc":         ["src/proc"],
-    "report":       ["src/report"],
-    "course":       ["src/course"],
-    "grading":      ["src/grading"],
-    "view":         ["src/view"],
-    "tutor":        ["src/tutor"],
-    "classroom":    ["src/classroom"],
-    "backend/sim":  ["src/backend/sim"],
-    "backend/cuda": ["src/backend/cuda"],
-    "backend":      ["src/backend"],       # the hook headers and physical_index.cpp
-    "parallel":     ["src/parallel"],
-    "pch":          ["src/pch"],
-    "libgpulab":    [],                    # files listed in LIBGPULAB_FILES
-    "public":       [],                    # the files listed in PUBLIC_HEADERS
-    "cli":          ["cli"],
-}
+# The rule: src/README.md's layering table, read from the checked tree (read_table below).
+# It gives the parts (a file belongs to the part whose listed place holds it: a listed file
+# first, then the longest folder; src/backend/*.h and src/backend/physical_index.cpp are
+# "backend", the hook every other part may be allowed to use) and which parts each may use.
+TABLE = "src/README.md"
+TABLE_START, TABLE_END = "<!-- layering:", "<!-- end of layering -->"
+PARTS = {}    # part -> [folder or file, root-relative], filled by read_table
+MAY_USE = {}  # part -> [parts it may include, besides itself]
 
 # The public lesson API, include/gpulab: what lesson and lab programs include and what
 # `cmake --install` installs (cmake/GpulabPackage.cmake). Nothing else lives in include/.
@@ -61,35 +45,6 @@ PUBLIC_HEADERS = [
     "include/gpulab/threads.h", "include/gpulab/processes.h",
 ]
 
-# libgpulab sources that live in a module's folder (next to what they write) but are part
-# of libgpulab, the torch-dependent library lesson programs link (src/CMakeLists.txt).
-LIBGPULAB_FILES = [
-    "src/report/lesson_writer.cpp",  # the lesson report's writer; its reader is report/
-    "src/report/prestarted_run.cpp",  # a prestarted lesson program's side (report/prestart_entry.cpp)
-]
-
-# Which parts each part may include, besides itself. One way: a part never appears in the
-# list of a part it may use. "public" is include/gpulab, the lesson API (see TORCH_FREE).
-MAY_USE = {
-    "model":        [],
-    "state":        ["model"],
-    "proc":         ["model", "state", "report"],
-    "report":       ["model"],
-    "course":       ["model", "report", "proc"],
-    "grading":      ["model", "state", "proc", "report", "course"],
-    "view":         ["model", "state", "report", "course"],
-    "tutor":        ["model", "state", "proc", "report", "course", "grading", "view"],
-    "classroom":    ["model", "state", "proc", "report", "course", "grading", "view", "tutor"],
-    "backend":      ["model"],
-    "backend/sim":  ["model", "state", "report", "backend"],
-    "backend/cuda": ["model", "report", "backend"],
-    "parallel":     ["backend"],
-    "pch":          [],
-    "libgpulab":    ["model", "state", "proc", "report", "backend"],
-    "public":       [],
-    "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "classroom",
-                     "backend"],
-}
 # Every part may include the public headers (include/gpulab), except as TORCH_FREE says.
 
 # The torch-free modules (static libraries, no LibTorch) and the public headers that need
@@ -110,18 +65,51 @@ SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl")
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')
 
 
+class TableError(Exception):
+    pass
+
+
+def read_table(root):
+    """PARTS and MAY_USE from the layering table of `root`'s src/README.md: between its
+    markers, rows of `| part | where | what it does | may use |`."""
+    path = os.path.join(root, TABLE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise TableError(f"cannot read {TABLE}: {e.strerror}")
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise TableError(f"{TABLE} has no layering table (between '{TABLE_START}' and '{TABLE_END}')")
+    parts, may_use = {}, {}
+    for line in text[start:end].splitlines()[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or cells[0] in ("part", "") or set(cells[0]) <= set("-"):
+            continue
+        name, where, _, uses = cells
+        places = re.findall(r"`([^`]+)`", where)
+        if not places:
+            raise TableError(f"{TABLE}: the row of {name!r} names no place (`folder/` or `file`)")
+        if name in parts:
+            raise TableError(f"{TABLE}: the part {name!r} has two rows")
+        parts[name] = [p.rstrip("/") for p in places]
+        may_use[name] = [] if uses in ("—", "-", "") else [u.strip() for u in uses.split(",")]
+    if not parts:
+        raise TableError(f"{TABLE}: the layering table has no rows")
+    return parts, may_use
+
+
 def part_of(rel):
-    """The part a root-relative path belongs to, or None (outside the parts)."""
+    """The part a root-relative path belongs to, or None (outside the parts): the part that
+    lists the file itself, else the one with the longest folder holding it."""
     rel = rel.replace(os.sep, "/")
-    if rel in LIBGPULAB_FILES:
-        return "libgpulab"
-    if rel in PUBLIC_HEADERS:
-        return "public"
     best, best_len = None, -1
-    for part, folders in PARTS.items():
-        for folder in folders:
-            if (rel == folder or rel.startswith(folder + "/")) and len(folder) > best_len:
-                best, best_len = part, len(folder)
+    for part, places in PARTS.items():
+        for place in places:
+            if rel == place:
+                return part
+            if rel.startswith(place + "/") and len(place) > best_len:
+                best, best_len = part, len(place)
     return best
 
 
@@ -216,7 +204,8 @@ def check_tree(root, verbose=False):
 
 def self_check():
     """The table itself: known parts, and one way (no part reachable from itself)."""
-    errors = []
+    errors = [f"{TABLE} has no row for {part!r}, which this check knows" for part in TORCH_FREE + PRIVATE
+              if part not in PARTS]
     for part, uses in MAY_USE.items():
         for used in uses:
             if used not in PARTS:
@@ -245,17 +234,24 @@ def main():
         if not os.path.isdir(os.path.join(root, top)):
             print(f"check-dependencies: {root} has no {top}/", file=sys.stderr)
             return 2
+    try:
+        parts, may_use = read_table(root)
+    except TableError as e:
+        print(f"check-dependencies: {e}", file=sys.stderr)
+        return 2
+    PARTS.update(parts)
+    MAY_USE.update(may_use)
     errors = self_check()
     if errors:
         for e in errors:
-            print(f"check-dependencies: the rule table is wrong: {e}", file=sys.stderr)
+            print(f"check-dependencies: the layering table is wrong: {e}", file=sys.stderr)
         return 2
     problems = check_tree(root, args.verbose)
     for p in problems:
         print(p)
     if problems:
         print(f"check-dependencies: {len(problems)} include(s) go the wrong way (the rule: "
-              "tools/check-dependencies.py's table, src/README.md)", file=sys.stderr)
+              "src/README.md's layering table)", file=sys.stderr)
         return 1
     print("check-dependencies: every include goes the allowed way")
     return 0

@@ -3,7 +3,10 @@
 
 Copies src/, include/ and cli/ of the source tree into a temporary folder, plants
 wrong-way includes, each in a new file of its part after a right-way one, and expects the
-check to exit 1 naming each, with its rule (and not the right-way ones):
+check to exit 1 naming each, with its rule (and not the right-way ones). Then it takes
+report out of the grading row of the copy's src/README.md table (the rule's one source) and
+expects grading's right-way include of report/verdict.h to be named, and removes the table
+and expects exit 2:
 
   src/model/planted.cpp    #include "tutor/progress.h"                     (model may use no module)
   src/grading/planted.cpp  #include "backend/sim/runtime/driver.h"         (only backend/sim may)
@@ -72,9 +75,31 @@ def main():
             if f'{rel}:2:' in run.stdout:
                 print(f'FAIL: the right-way #include "{right}" in {rel} is named too')
                 failed = True
+        # The rule is src/README.md's table and nothing else: a grading row that no longer
+        # lets grading use report makes the right-way include of report/verdict.h wrong ...
+        table = os.path.join(copy, "src", "README.md")
+        with open(table, encoding="utf-8") as f:
+            text = f.read()
+        grading_row = next(line for line in text.splitlines() if line.startswith("| grading |"))
+        with open(table, "w", encoding="utf-8") as f:
+            f.write(text.replace(grading_row, grading_row.replace(", report,", ",")))
+        narrowed = subprocess.run([sys.executable, script, "--root", copy], capture_output=True, text=True)
+        if "src/grading/planted.cpp:2: #include \"report/verdict.h\"" not in narrowed.stdout:
+            print(narrowed.stdout + narrowed.stderr)
+            print("FAIL: the check did not follow the table's grading row (grading may no longer use report)")
+            failed = True
+        # ... and a tree without the table is refused, not passed.
+        with open(table, "w", encoding="utf-8") as f:
+            f.write("# src/\n")
+        missing = subprocess.run([sys.executable, script, "--root", copy], capture_output=True, text=True)
+        if missing.returncode != 2 or "no layering table" not in missing.stderr:
+            print(missing.stdout + missing.stderr)
+            print(f"FAIL: without the table the check exited {missing.returncode}, not 2 naming the missing table")
+            failed = True
         if failed:
             return 1
-    print(f"OK: the check fails on the {len(PLANTED)} planted includes, naming file:line and the rule of each")
+    print(f"OK: the check fails on the {len(PLANTED)} planted includes, naming file:line and the rule of each; "
+          "it follows src/README.md's table and refuses a tree without one")
     return 0
 
 
