@@ -72,7 +72,7 @@ class ReplicaError : public c10::Error {
 /// torch.nn.parallel.
 namespace parallel {
 
-// ---- checks and messages (src/parallel/checks.cpp) ------------------------------------
+// ---- checks and messages (src/parallel/device_rules.cpp) ------------------------------
 
 /// Python's DataParallel.__init__ rules: `device_ids` empty means every visible GPU,
 /// `output_device` defaults to device_ids[0] (-1 is the CPU). An id that this process
