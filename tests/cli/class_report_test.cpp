@@ -74,7 +74,7 @@ TEST_CASE("class report counts a scripted class's answers and marks the truth th
   const ProcessResult built = run_process(build);
   INFO(built.out << built.err);
   REQUIRE(built.ok());
-  const LessonRun run = run_lesson("01", {}, {}, Target::Exercise);
+  const LessonRun run = run_scenario("01", {}, {}, Target::Exercise);
   const std::string visible = run.fact("visible_devices").dump();
   const std::string last = run.report.at("observations").back().at("label").get<std::string>();
   const int x_gpu = run.physical_of(last, "x");

@@ -25,7 +25,7 @@ void require_ran_to_end(const LessonRun& run) {
 // `visible`: the physical GPUs CUDA shows the process, in CUDA's numbering.
 void check_first_gpu(const Env& env, const std::vector<int>& visible) {
   INFO("scenario: " << shown(env));
-  const auto run = run_lesson("01", env);
+  const auto run = run_scenario("01", env);
   require_ran_to_end(run);
   expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"),
                static_cast<std::int64_t>(physical_gpus(env)));
@@ -38,7 +38,7 @@ void check_first_gpu(const Env& env, const std::vector<int>& visible) {
 
 void check_no_gpu(const Env& env) {
   INFO("scenario: " << shown(env) << "— CUDA shows this process no GPU");
-  const auto run = run_lesson("01", env);
+  const auto run = run_scenario("01", env);
   require_ran_to_end(run);
   expect_equal("the GPUs nvidia-smi counts (physical_gpus)", run.fact("physical_gpus"),
                static_cast<std::int64_t>(physical_gpus(env)));
@@ -107,7 +107,7 @@ TEST_CASE("when CUDA_VISIBLE_DEVICES hides every GPU the program runs on the CPU
 namespace {
 void check_roomiest(const Env& env, const std::vector<int>& visible) {
   INFO("scenario: " << shown(env));
-  const auto run = run_lesson("01", env);
+  const auto run = run_scenario("01", env);
   require_ran_to_end(run);
   int roomiest = -1;
   std::uint64_t most = 0;

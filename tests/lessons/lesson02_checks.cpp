@@ -27,7 +27,7 @@ std::string joined(const std::vector<int>& numbers) {
 void check_numbers(const Env& env, const std::vector<int>& expected) {
   INFO("scenario: " << shown(env) << "\nthe GPUs this process can see, as nvidia-smi numbers them, in CUDA's order: "
                     << joined(expected));
-  const auto run = run_lesson("02", env);
+  const auto run = run_scenario("02", env);
   const auto uncaught = run.errors("uncaught");
   require_that(run.process.exit_code == 0 && uncaught.empty(), "the program runs to its end",
                "it stopped (exit code " + std::to_string(run.process.exit_code) + ")" +

@@ -195,7 +195,7 @@ void check_nvidia_smi_numbers(const std::string& node_name, const std::string& i
                            for (const int gpu : cuda_order(env)) order += (order.empty() ? "" : ",") + std::to_string(gpu);
                            return order;
                          }());
-  const auto run = run_lesson("03", env, {"--setenv-before", ids});
+  const auto run = run_scenario("03", env, {"--setenv-before", ids});
   require_no_errors(run, "the program runs");
   expect_equal("torch::cuda::device_count()", run.fact("device_count"), expected.size());
   expect_on_gpu(run, "x on cuda:0", "x", expected.front());

@@ -37,7 +37,7 @@ void check_on_gpu(const Env& env, const std::vector<int>& visible, int gpu) {
   for (const int v : visible) list += (list.empty() ? "" : ",") + std::to_string(v);
   INFO("scenario: " << shown(env) << "lesson-04 --gpu " << gpu
                     << "\nthe GPUs this process sees, as nvidia-smi numbers them, cuda:0 first: " << list);
-  const auto run = run_lesson("04", env, {"--gpu", std::to_string(gpu)});
+  const auto run = run_scenario("04", env, {"--gpu", std::to_string(gpu)});
   require_no_errors(run, "the program trains");
   expect_equal("torch::cuda::device_count()", run.fact("device_count"), visible.size());
 
@@ -137,7 +137,7 @@ TEST_CASE("a GPU the list does not name: the program refuses, and nothing lands 
   const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env) + 2, env);
   INFO("scenario: " << shown(env) << "lesson-04 --gpu 5\nnvidia-smi's GPU 5 is not among the GPUs this process sees (2 and 3)");
-  const auto run = run_lesson("04", env, {"--gpu", "5"});
+  const auto run = run_scenario("04", env, {"--gpu", "5"});
   expect_that(!run.errors("uncaught").empty(), "the program stops with an error (GPU 5 is not visible)", "no error");
   std::set<int> used;
   for (const auto& o : run.report.at("observations"))

@@ -84,7 +84,7 @@ std::string cuda(int index) { return "cuda:" + std::to_string(index); }
 // shows this process using more than a context on each worker's GPU and nothing elsewhere.
 void check_workers_mid_step(const Scenario& s) {
   INFO("scenario: " << s.name);
-  const auto run = run_lesson("05", s.env(), s.args());
+  const auto run = run_scenario("05", s.env(), s.args());
   require_no_errors(run, "the trainer runs");
   const auto expected = workers_gpus(s);
   const std::set<int> expected_set(expected.begin(), expected.end());
@@ -139,7 +139,7 @@ const Scenario kGiven{"the default node, --devices 2,3,5", gpulab::kDefaultNodeN
 
 TEST_CASE("the main thread: .cuda() lands on the device set_device chose, an explicit index wins", "[lesson05]") {
   GPULAB_REQUIRE_GPUS(gpus_needed(kGiven), kGiven.env());
-  const auto run = run_lesson("05", kGiven.env(), kGiven.args());
+  const auto run = run_scenario("05", kGiven.env(), kGiven.args());
   const auto physical = visible_gpus(kGiven);
   expect_equal("the main thread's current device after set_device(2)", run.fact("main_thread_current_device"), 2);
   expect_that(run.device_of("main thread", "default") == "cuda:2", "the tensor moved with .cuda() on cuda:2",
@@ -153,7 +153,7 @@ TEST_CASE("the main thread: .cuda() lands on the device set_device chose, an exp
 
 TEST_CASE("a new thread starts on cuda:0, whatever the main thread selected", "[lesson05]") {
   GPULAB_REQUIRE_GPUS(gpus_needed(kGiven), kGiven.env());
-  const auto run = run_lesson("05", kGiven.env(), kGiven.args());
+  const auto run = run_scenario("05", kGiven.env(), kGiven.args());
   for (std::size_t w = 0; w < kGiven.devices.size(); ++w) {
     const auto& started = run.fact("worker_" + std::to_string(w) + "_started_on");
     expect_that(started == 0,
@@ -194,7 +194,7 @@ TEST_CASE("stretch: each worker names, from inside its thread, the UUID of the G
                                              "6,1", {1, 0}}}) {
     GPULAB_REQUIRE_GPUS(gpus_needed(s), s.env());
     INFO("scenario: " << s.name);
-    const auto run = run_lesson("05", s.env(), s.args());
+    const auto run = run_scenario("05", s.env(), s.args());
     const auto uuids = gpu_uuids(s.env());
     for (std::size_t w = 0; w < s.devices.size(); ++w) {
       const std::string worker = "worker " + std::to_string(w);

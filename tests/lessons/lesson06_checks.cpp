@@ -54,7 +54,7 @@ std::string visible_text(const std::optional<std::string>& visible) {
 void check_replay(const std::optional<std::string>& visible, const std::vector<std::string>& strings, bool args) {
   const Env env{{"CUDA_VISIBLE_DEVICES", visible}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  const auto run = run_lesson("06", env, args ? strings : std::vector<std::string>{});
+  const auto run = run_scenario("06", env, args ? strings : std::vector<std::string>{});
   const auto physical = visible_physical(visible);
   for (const auto& text : strings) {
     const int index = legacy_index(text);
@@ -96,7 +96,7 @@ TEST_CASE("device strings that name several GPUs, a padded, a negative or no ind
           "[lesson06]") {
   const Env env{{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  const auto run = run_lesson("06", env);
+  const auto run = run_scenario("06", env);
   for (const std::string text : {"cuda:1,2", "cuda:2,1", "cuda:01", "cuda:-1", ""}) {
     const std::string call = "torch::Device(\"" + text + "\")";
     const auto errors = run.errors(call);
@@ -112,7 +112,7 @@ TEST_CASE("the article's strings under CUDA_VISIBLE_DEVICES=2,3,4,5: one GPU eac
   // on a machine of alike GPUs like the default node (real GPUs: the replay above).
   const Env env{{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
   if (simulated(env) && !missing_gpus(gpus_needed(env), env)) {
-    const auto run = run_lesson("06", env);
+    const auto run = run_scenario("06", env);
     const int observed_gpu = run.physical_of("model.cuda(\"cuda:2,1\") in PyTorch 1.5", "weight");
     expect_that(observed_gpu == 4,
                 "weight on physical GPU 4, as the article reported for model.cuda('cuda:2,1') under"
@@ -134,7 +134,7 @@ TEST_CASE("strings given as arguments under CUDA_VISIBLE_DEVICES=7,6,5,4,3,2,1,0
 TEST_CASE("stretch: what the article meant, one replica on each GPU the string lists", "[lesson06][stretch]") {
   const Env env{{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
-  const auto run = run_lesson("06", env);
+  const auto run = run_scenario("06", env);
   const auto physical = visible_physical("2,3,4,5");
   for (const std::string text : {"cuda:1,2", "cuda:2,1"}) {
     const std::string label = "one replica per GPU meant by \"" + text + "\"";

@@ -116,7 +116,7 @@ LessonRun run_under(const Order& order, std::optional<std::string> visible, std:
                     const std::string& node_name = kNode) {
   const auto lists = smi_lists(node_name);
   args.insert(args.end(), {"--smi-bus-ids", lists.bus_ids, "--smi-uuids", lists.uuids});
-  return run_lesson("07", {{"GPULAB_NODE", node_name}, {"CUDA_DEVICE_ORDER", order.value},
+  return run_scenario("07", {{"GPULAB_NODE", node_name}, {"CUDA_DEVICE_ORDER", order.value},
                            {"CUDA_VISIBLE_DEVICES", std::move(visible)}},
                     args);
 }

@@ -70,11 +70,11 @@ std::vector<std::vector<std::string>> names_of(const std::string& node_name) {
 void check_same_gpus(const std::string& visible, const std::vector<int>& expected,
                      const std::string& node_name = gpulab::kDefaultNodeName) {
   INFO("GPULAB_NODE=" << node_name << " CUDA_VISIBLE_DEVICES=\"" << visible << "\"");
-  const auto run = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
+  const auto run = run_scenario("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
   const auto& proposed = run.fact("same_gpus_list");
   require_that(proposed.is_string(), "a CUDA_VISIBLE_DEVICES value proposed for the GPUs it got", proposed.dump());
   const std::string list = proposed.get<std::string>();
-  const auto again = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", list}});
+  const auto again = run_scenario("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", list}});
   std::vector<int> got;
   for (std::size_t i = 0; i < again.observation(kLabel).at("tensors").size(); ++i)
     got.push_back(again.physical_of(kLabel, "cuda:" + std::to_string(i)));
@@ -96,7 +96,7 @@ void check_same_gpus(const std::string& visible, const std::vector<int>& expecte
 void check_visible(const std::string& visible, const std::vector<int>& expected,
                    const std::string& node_name = gpulab::kDefaultNodeName) {
   INFO("GPULAB_NODE=" << node_name << " CUDA_VISIBLE_DEVICES=\"" << visible << "\"");
-  const auto run = run_lesson("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
+  const auto run = run_scenario("08", {{"GPULAB_NODE", node_name}, {"CUDA_VISIBLE_DEVICES", visible}});
   const std::set<int> expected_set(expected.begin(), expected.end());
   expect_equal("torch::cuda::device_count()", run.fact("device_count"), static_cast<int>(expected.size()));
   const auto tensors = run.observation(kLabel).at("tensors").size();

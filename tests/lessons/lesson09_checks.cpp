@@ -56,7 +56,7 @@ std::string cuda_device(const Scenario& scenario, int index) {
 
 void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
-  const auto run = run_lesson("09", scenario.env, {"--device-ids", join(scenario.device_ids)});
+  const auto run = run_scenario("09", scenario.env, {"--device-ids", join(scenario.device_ids)});
   const int primary = scenario.device_ids.front();
   const std::string device_ids = "device_ids {" + join(scenario.device_ids, ", ") + "}";
 
@@ -150,7 +150,7 @@ namespace {
 
 void check_output_device(const Scenario& scenario, int output_device) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
-  const auto run = run_lesson(
+  const auto run = run_scenario(
       "09", scenario.env, {"--device-ids", join(scenario.device_ids), "--output-device", std::to_string(output_device)});
   require_that(run.errors("forward").empty(),
                "forward with device_ids {" + join(scenario.device_ids, ", ") + "} and --output-device " +

@@ -37,7 +37,7 @@ void check(const Scenario& scenario) {
   for (int id : scenario.device_ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   std::vector<std::string> args = {"--device-ids", ids};
   args.insert(args.end(), scenario.args.begin(), scenario.args.end());
-  const auto run = run_lesson("10", scenario.env, args);
+  const auto run = run_scenario("10", scenario.env, args);
   require_no_errors(run, "the program trains");
 
   std::set<int> expected;

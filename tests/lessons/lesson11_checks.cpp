@@ -94,7 +94,7 @@ void check(const Scenario& scenario) {
   GPULAB_REQUIRE_GPUS(gpus_needed(scenario.env), scenario.env);
   // The expected choice comes from the node file.
   require_that(simulated(scenario.env), "the simulated node, whose node file these checks read", "real GPUs");
-  const auto run = run_lesson("11", scenario.env);
+  const auto run = run_scenario("11", scenario.env);
   require_no_errors(run, "the program runs");
 
   std::string node_name = "dgx-a100";
@@ -205,7 +205,7 @@ namespace {
 void check_no_warnings(const Env& env, const std::set<int>& expected, const std::set<int>& most, const std::string& why) {
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
   require_that(simulated(env), "the simulated node, whose node file these checks read", "real GPUs");
-  const auto run = run_lesson("11", env, {"--no-warnings"});
+  const auto run = run_scenario("11", env, {"--no-warnings"});
   require_no_errors(run, "the program runs with --no-warnings");
   INFO(why);
   std::vector<std::string> warnings;

@@ -52,7 +52,7 @@ void check_run(const LessonRun& run, int primary, const std::vector<int>& others
 
 void check_choice(const Env& env, int primary, const std::vector<int>& others, const std::string& node_name) {
   GPULAB_REQUIRE_GPUS(std::max(primary, *std::max_element(others.begin(), others.end())) + 1, env);
-  const auto run = run_lesson("12", env, {"--primary", std::to_string(primary), "--others", join(others)});
+  const auto run = run_scenario("12", env, {"--primary", std::to_string(primary), "--others", join(others)});
   check_run(run, primary, others, node_name);
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("the article's CUDA_VISIBLE_DEVICES=2,1,3: the model on physical GPU 2
   const Env env{{"CUDA_VISIBLE_DEVICES", "2,1,3"}};
   GPULAB_REQUIRE_GPUS(gpus_needed(env), env);
   const auto order = cuda_order(env);  // integer entries count CUDA's order
-  check_run(run_lesson("12", env), order[2], {order[1], order[3]});
+  check_run(run_scenario("12", env), order[2], {order[1], order[3]});
 }
 
 TEST_CASE("physical GPU 5 as the primary, with 1 and 6", "[lesson12]") { check_choice({}, 5, {1, 6}, "dgx-a100"); }
@@ -90,7 +90,7 @@ TEST_CASE("on workstation-mixed, the program's choice wins over a shell's CUDA_D
 TEST_CASE("stretch: --primary 5 --others 1,5,6,1: DataParallel on physical GPUs 5, 1 and 6, each once",
           "[lesson12][stretch]") {
   GPULAB_REQUIRE_GPUS(7, Env{});
-  const auto run = run_lesson("12", {}, {"--primary", "5", "--others", "1,5,6,1"});
+  const auto run = run_scenario("12", {}, {"--primary", "5", "--others", "1,5,6,1"});
   INFO("CUDA_VISIBLE_DEVICES with a repeated entry hides every GPU: list 5,1,6");
   check_run(run, 5, {1, 6});
 }
@@ -98,7 +98,7 @@ TEST_CASE("stretch: --primary 5 --others 1,5,6,1: DataParallel on physical GPUs 
 TEST_CASE("stretch: on workstation-mixed, --primary 3 --others 3,0: physical GPUs 3 and 0", "[lesson12][stretch]") {
   const Env env{{"GPULAB_NODE", "workstation-mixed"}};
   GPULAB_REQUIRE_GPUS(4, env);
-  const auto run = run_lesson("12", env, {"--primary", "3", "--others", "3,0"});
+  const auto run = run_scenario("12", env, {"--primary", "3", "--others", "3,0"});
   check_run(run, 3, {0}, "workstation-mixed");
 }
 

@@ -26,7 +26,7 @@ void check(const Scenario& scenario) {
   const Env saving = {{"GPULAB_NODE", "dgx-a100"}};
   GPULAB_REQUIRE_GPUS(4, saving);
   const std::string file = fresh_state_dir() + "/checkpoint.pt";
-  const auto save = run_lesson("16", saving, {"--save", file});
+  const auto save = run_scenario("16", saving, {"--save", file});
   require_no_errors(save, "the save step");
   const int saved_on = cuda_order(saving).at(3);
   expect_on_gpu(save, "saved", "weight", saved_on);
@@ -36,7 +36,7 @@ void check(const Scenario& scenario) {
     expect_on_gpu(save, "loaded on the saving machine", "bias", saved_on);
   }
 
-  const auto load = run_lesson("16", scenario.env, {"--load", file, "--device", scenario.device});
+  const auto load = run_scenario("16", scenario.env, {"--load", file, "--device", scenario.device});
   const auto naive = load.errors("naive load");
   if (scenario.has_cuda_3)
     expect_that(naive.empty(), "the naive load succeeds (this machine has a cuda:3)",
@@ -81,9 +81,9 @@ TEST_CASE("loaded on tiny2 under CUDA_VISIBLE_DEVICES=1 to cuda:1, which this ma
   const Env saving = {{"GPULAB_NODE", "dgx-a100"}};
   GPULAB_REQUIRE_GPUS(4, saving);
   const std::string file = fresh_state_dir() + "/checkpoint.pt";
-  require_no_errors(run_lesson("16", saving, {"--save", file}), "the save step");
+  require_no_errors(run_scenario("16", saving, {"--save", file}), "the save step");
   const Env loading = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", "1"}};
-  const auto load = run_lesson("16", loading, {"--load", file, "--device", "cuda:1"});
+  const auto load = run_scenario("16", loading, {"--load", file, "--device", "cuda:1"});
   INFO("scenario: " << shown(loading) << "lesson-16 --load checkpoint.pt --device cuda:1 (this process sees one GPU, cuda:0)");
   const auto uncaught = load.errors("uncaught");
   std::string placed;
@@ -101,12 +101,12 @@ TEST_CASE("stretch: saved from cuda:3 of dgx-a100, loaded where CUDA_VISIBLE_DEV
   const Env saving = {{"GPULAB_NODE", "dgx-a100"}};
   GPULAB_REQUIRE_GPUS(4, saving);
   const std::string file = fresh_state_dir() + "/checkpoint.pt";
-  require_no_errors(run_lesson("16", saving, {"--save", file}), "the save step");
+  require_no_errors(run_scenario("16", saving, {"--save", file}), "the save step");
 
   Env loading = {{"GPULAB_NODE", "tiny2"}, {"CUDA_VISIBLE_DEVICES", ""}};
   SECTION("CUDA_VISIBLE_DEVICES=\"\"") {}
   SECTION("CUDA_VISIBLE_DEVICES=-1, an invalid first entry") { loading.back().second = "-1"; }
-  const auto load = run_lesson("16", loading, {"--load", file, "--device", "cuda:1"});
+  const auto load = run_scenario("16", loading, {"--load", file, "--device", "cuda:1"});
   const auto uncaught = load.errors("uncaught");
   require_that(uncaught.empty(), "your load succeeds on a machine with no GPU",
                uncaught.empty() ? "" : "'" + uncaught.front().substr(0, uncaught.front().find('\n')) + "'");

@@ -48,7 +48,7 @@ std::string described(const Container& c) {
 }
 
 LessonRun run_in(const Container& c, const std::string& listed_uuids) {
-  return run_lesson("17",
+  return run_scenario("17",
                     {{"GPULAB_NODE", c.node},
                      {"NVIDIA_VISIBLE_DEVICES", c.nvidia_visible_devices},
                      {"CUDA_VISIBLE_DEVICES", c.cuda_visible_devices}},

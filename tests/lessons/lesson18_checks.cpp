@@ -23,7 +23,7 @@ namespace {
 void check_step_follows_model(const Env& env, const std::string& device, int physical) {
   INFO("scenario: " << shown(env) << "lesson-18 --device " << device << " (the model "
                     << placement(physical) << ")");
-  const auto run = run_lesson("18", env, {"--device", device});
+  const auto run = run_scenario("18", env, {"--device", device});
   require_no_errors(run, "the training step runs where the model is");
   for (const char* tensor : {"batch", "target", "mask"}) expect_on_gpu(run, "data ready", tensor, physical);
   for (const char* tensor : {"weight", "batch", "loss"}) expect_on_gpu(run, "after training", tensor, physical);

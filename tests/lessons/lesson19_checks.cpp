@@ -35,7 +35,7 @@ void check_workers(const Env& env, const std::vector<std::string>& args, const s
   for (const auto& arg : args) shown_args += " " + arg;
   INFO("scenario: " << shown(env) << "lesson-19" << shown_args << "\nworker w must work on physical GPU "
                     << joined(workers) << " (in worker order), the trainer on physical GPU " << trainer);
-  const auto run = run_lesson("19", env, args);
+  const auto run = run_scenario("19", env, args);
   require_no_errors(run, "the trainer runs");
   const auto& facts = run.report.at("facts");
   INFO("the report's facts: " << facts.dump());

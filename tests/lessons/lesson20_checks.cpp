@@ -79,7 +79,7 @@ void check_after(const LessonRun& run, const Scenario& s) {
 void check_scenario(const Scenario& s) {
   GPULAB_REQUIRE_GPUS(s.needed(), s.env());
   INFO("scenario: " << s.name);
-  const auto run = run_lesson("20", s.env(), s.args());
+  const auto run = run_scenario("20", s.env(), s.args());
   if (s.out_of_memory) {
     require_that(!run.errors("evaluation").empty(),
                  "the evaluation of 30000000 rows runs out of memory on the spare GPU, and the trainer logs it (" +
@@ -148,7 +148,7 @@ TEST_CASE("stretch: the memory probe leaves no context on the spare GPU, and its
                                                gpulab::kDefaultNodeName, "4,5,6,7", 1, 3}}) {
     GPULAB_REQUIRE_GPUS(s.needed(), s.env());
     INFO("scenario: " << s.name);
-    const auto run = run_lesson("20", s.env(), s.args());
+    const auto run = run_scenario("20", s.env(), s.args());
     const auto failed = run.errors("evaluation");
     require_that(failed.empty(), "the evaluation runs with no error (" + s.name + ")",
                  "it failed: " + (failed.empty() ? std::string() : failed.front()));

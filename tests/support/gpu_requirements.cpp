@@ -15,7 +15,7 @@ namespace {
 std::optional<std::string> value_in(const Env& env, const std::string& name) {
   std::optional<std::string> value;
   for (const auto& [key, v] : env)
-    if (key == name) value = v;  // the last setting wins, as in run_lesson
+    if (key == name) value = v;  // the last setting wins, as in run_scenario
   return value;
 }
 

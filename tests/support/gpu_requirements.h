@@ -5,7 +5,7 @@
 //   TEST_CASE("...", "[lesson04]") {
 //     const Env env = {{"CUDA_VISIBLE_DEVICES", "2,3,4,5"}};
 //     GPULAB_REQUIRE_GPUS(gpus_needed(env), env);   // or a number: GPULAB_REQUIRE_GPUS(6, env)
-//     const auto run = run_lesson("04", env);
+//     const auto run = run_scenario("04", env);
 //     ...
 //
 // The skip is a Catch2 warning "needs 6 GPUs, found 1"; CTest reports the test as skipped

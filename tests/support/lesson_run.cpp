@@ -92,7 +92,7 @@ namespace {
 std::optional<std::string> setting(const Env& env, const std::string& name) {
   std::optional<std::string> value;
   for (const auto& [key, v] : env)
-    if (key == name) value = v;  // the last setting wins, as in run_lesson
+    if (key == name) value = v;  // the last setting wins, as in run_scenario
   return value;
 }
 
@@ -269,7 +269,7 @@ LessonRun run_report_program(const std::string& path, const std::vector<std::str
   return parse_run(std::move(result));
 }
 
-LessonRun run_lesson(const std::string& id, const Env& env, const std::vector<std::string>& args, Target target) {
+LessonRun run_scenario(const std::string& id, const Env& env, const std::vector<std::string>& args, Target target) {
   return run_report_program(program(id, target), args, env, /*timeout_s=*/120, /*prestarted=*/true);
 }
 

@@ -59,13 +59,13 @@ struct LessonRun {
 
 /// Runs lesson `id` with --json under `env` (on top of a clean CUDA environment:
 /// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, GPULAB_NODE and NVIDIA_VISIBLE_DEVICES unset unless given).
-LessonRun run_lesson(const std::string& id, const Env& env = {}, const std::vector<std::string>& args = {},
-                     Target target = check_target());
+LessonRun run_scenario(const std::string& id, const Env& env = {}, const std::vector<std::string>& args = {},
+                       Target target = check_target());
 
 /// Runs any program that prints a lesson report with --json (a lesson, a test probe), the
 /// same way: clean CUDA environment plus `env`, fresh node state, a time limit.
 /// `prestarted`: the program calls gpulab::run_lesson first thing, so a prestarted parent
-/// may fork its run (proc/prestart.h; run_lesson does this for lessons).
+/// may fork its run (proc/prestart.h; run_scenario does this for lessons).
 LessonRun run_report_program(const std::string& path, const std::vector<std::string>& args, const Env& env,
                              double timeout_s, bool prestarted = false);
 
