@@ -43,13 +43,15 @@ std::string hidden_references(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-std::vector<std::string> confined(const std::vector<std::string>& argv, const std::vector<std::string>& writable) {
+std::vector<std::string> confined(const std::vector<std::string>& argv, const std::vector<std::string>& writable,
+                                  Lifetime lifetime) {
   const std::string area = confined_area();
   if (area.empty()) return argv;
   // No --unshare-net: a prestarted parent is reached at an abstract socket, and the launcher's
   // ranks meet on loopback; the box around it has no network of its own.
-  std::vector<std::string> command = {"bwrap", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/",
-                                      "--dev-bind", "/dev", "/dev", "--proc", "/proc"};
+  std::vector<std::string> command = {"bwrap", "--unshare-pid", "--unshare-ipc"};
+  if (lifetime == Lifetime::kStartingThread) command.push_back("--die-with-parent");
+  command.insert(command.end(), {"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"});
   std::error_code error;
   const fs::path scratch = fs::temp_directory_path(error);
   const bool hide = !error && !scratch.empty() && !inside(scratch, area);

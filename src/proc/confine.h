@@ -36,7 +36,14 @@ std::string fresh_run_folder(const std::string& prefix);
 /// of its own (the caller's TMPDIR hidden when it is not the run area, the reference
 /// solutions hidden unless `argv` names one), where it may write only the run area and the
 /// folders `writable`; else unchanged.
-std::vector<std::string> confined(const std::vector<std::string>& argv, const std::vector<std::string>& writable = {});
+///
+/// Bubblewrap ends with the thread that starts it (`--die-with-parent` is PR_SET_PDEATHSIG,
+/// which follows the thread, not the process). Right for a run its thread waits for; a
+/// program that outlives its starting thread (a prestarted parent, made in whichever
+/// thread first needs it) asks for `Lifetime::kOwnLifeline` and ends by its own means.
+enum class Lifetime { kStartingThread, kOwnLifeline };
+std::vector<std::string> confined(const std::vector<std::string>& argv, const std::vector<std::string>& writable = {},
+                                  Lifetime lifetime = Lifetime::kStartingThread);
 
 /// A confined run's end as the program's own: bubblewrap ends with 128 + N when the
 /// program it ran was killed by signal N.

@@ -234,8 +234,11 @@ PrestartedProgram::PrestartedProgram(std::string program) : program_(std::move(p
     if (listening >= 0) close(listening);
     throw std::runtime_error("cannot prestart " + program_ + ": " + reason);
   }
-  // In a grading box the parent and every run it forks are in a namespace of their own.
-  const std::vector<std::string> command = confined({program_});
+  // In a grading box the parent and every run it forks are in a namespace of their own,
+  // which lives as long as the parent: it ends when our lifeline closes (or with its process
+  // group, ~PrestartedProgram), not with the thread that happens to start it (a generated
+  // scenario's std::async thread did, killing the reference's later runs).
+  const std::vector<std::string> command = confined({program_}, {}, Lifetime::kOwnLifeline);
   confined_ = command.size() > 1;
   const pid_t pid = fork();
   if (pid == 0) {

@@ -14,8 +14,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -236,6 +238,26 @@ TEST_CASE("a confined run cannot see, write to or signal what started it; presta
   CHECK(fresh.out.find("CUDA sees 2 GPUs\n") != std::string::npos);
   CHECK(forked->out == fresh.out);
   CHECK(forked->exit_code == fresh.exit_code);
+
+  // A parent made in a thread that has ended (a generated scenario's std::async thread makes
+  // the reference's) still serves: bubblewrap's --die-with-parent follows the starting
+  // thread, and once killed the namespace's runs all ended with SIGKILL.
+  // As there, the thread makes the parent and runs the first scenario before it ends.
+  std::unique_ptr<PrestartedProgram> made_elsewhere;
+  std::optional<ProcessResult> first;
+  std::thread([&] {
+    made_elsewhere = std::make_unique<PrestartedProgram>(probe);
+    first = made_elsewhere->run(probe_run);
+  }).join();
+  REQUIRE(first);
+  CHECK(first->out == fresh.out);
+  for (int run = 0; run < 2; ++run) {
+    const auto served = made_elsewhere->run(probe_run);
+    REQUIRE(served);
+    INFO("run " << run << " of a parent whose thread ended: " << served->outcome(60) << "\n" << served->err);
+    CHECK(served->signal == 0);
+    CHECK(served->out == fresh.out);
+  }
 }
 
 // The reference solutions are in the box for the checks (GPULAB_REFERENCE_DIR): hidden from
