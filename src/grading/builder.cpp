@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "grading/builder_internal.h"
 #include "grading/runner.h"
 #include "report/message_text.h"
 
@@ -41,9 +42,68 @@ class BuildLock {
 
 bool uses_ninja(const std::string& build) { return fs::exists(build + "/build.ninja"); }
 
-// What the compiler said about each target that failed, from Ninja's log: each
-// "FAILED: <outputs>" line names the target (CMakeFiles/<target>.dir/… or bin/<target>),
-// the command line after it is dropped, then its messages follow.
+class CmakeBuilder : public Builder {
+ public:
+  CmakeBuilder(std::string build_dir, std::vector<std::string> strip, ProcessRun run)
+      : build_(std::move(build_dir)), strip_(std::move(strip)), run_(std::move(run)) {}
+
+  BuildResult build(const std::vector<std::string>& targets) override {
+    BuildResult built;
+    if (targets.empty()) return built;
+    BuildLock lock(build_);
+    if (!uses_ninja(build_)) {
+      for (const auto& target : targets) {  // other generators: one target at a time
+        const ProcessResult result = cmake({"--build", build_, "--target", target});
+        if (!result.ok()) add_failure(built, target, result.out + result.err);
+      }
+      return built;
+    }
+    std::vector<std::string> args = {"--build", build_, "--target"};
+    args.insert(args.end(), targets.begin(), targets.end());
+    args.insert(args.end(), {"--", "-k", "0"});  // every target that compiles is built
+    const ProcessResult result = cmake(args);
+    if (result.ok()) return built;
+    const auto messages = failures_in_log(result.out + result.err);
+    for (const auto& [target, text] : messages) add_failure(built, target, text);
+    if (built.failures.empty()) add_failure(built, "", result.out + result.err);  // e.g. the build stopped before any
+    return built;
+  }
+
+ private:
+  ProcessResult cmake(std::vector<std::string> args) const {
+    ProcessOptions options;
+    options.argv = {"cmake"};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.timeout_s = kBuildTimeout;
+    return run_(options);
+  }
+
+  // Ninja names sources relative to the build folder ("../lessons/…"): the learner reads
+  // them relative to the repository, as the ./gpulab script shows them.
+  static std::string from_repository(const std::string& text) {
+    std::istringstream in(text);
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+      while (line.rfind("../", 0) == 0) line.erase(0, 3);
+      out += line + '\n';
+    }
+    return out;
+  }
+
+  void add_failure(BuildResult& built, const std::string& target, const std::string& text) const {
+    built.ok = false;
+    const std::string messages = from_repository(without_prefixes(text, strip_));
+    built.failures.emplace_back(target, messages);
+    built.messages += messages;
+  }
+
+  std::string build_;
+  std::vector<std::string> strip_;
+  ProcessRun run_;
+};
+
+}  // namespace
+
 std::map<std::string, std::string> failures_in_log(const std::string& log) {
   static const std::regex target_of(R"((?:CMakeFiles/([^/ ]+)\.dir/|bin/([^ /]+)(?:$| )))");
   static const std::regex progress(R"(^\[[0-9]+/[0-9]+\] )");
@@ -72,68 +132,8 @@ std::map<std::string, std::string> failures_in_log(const std::string& log) {
   return messages;
 }
 
-class CmakeBuilder : public Builder {
- public:
-  CmakeBuilder(std::string build_dir, std::vector<std::string> strip) : build_(std::move(build_dir)), strip_(std::move(strip)) {}
-
-  BuildResult build(const std::vector<std::string>& targets) override {
-    BuildResult built;
-    if (targets.empty()) return built;
-    BuildLock lock(build_);
-    if (!uses_ninja(build_)) {
-      for (const auto& target : targets) {  // other generators: one target at a time
-        const ProcessResult result = cmake({"--build", build_, "--target", target});
-        if (!result.ok()) add_failure(built, target, result.out + result.err);
-      }
-      return built;
-    }
-    std::vector<std::string> args = {"--build", build_, "--target"};
-    args.insert(args.end(), targets.begin(), targets.end());
-    args.insert(args.end(), {"--", "-k", "0"});  // every target that compiles is built
-    const ProcessResult result = cmake(args);
-    if (result.ok()) return built;
-    const auto messages = failures_in_log(result.out + result.err);
-    for (const auto& [target, text] : messages) add_failure(built, target, text);
-    if (built.failures.empty()) add_failure(built, "", result.out + result.err);  // e.g. the build stopped before any
-    return built;
-  }
-
- private:
-  static ProcessResult cmake(std::vector<std::string> args) {
-    ProcessOptions options;
-    options.argv = {"cmake"};
-    options.argv.insert(options.argv.end(), args.begin(), args.end());
-    options.timeout_s = kBuildTimeout;
-    return run_process(options);
-  }
-
-  // Ninja names sources relative to the build folder ("../lessons/…"): the learner reads
-  // them relative to the repository, as the ./gpulab script shows them.
-  static std::string from_repository(const std::string& text) {
-    std::istringstream in(text);
-    std::string out;
-    for (std::string line; std::getline(in, line);) {
-      while (line.rfind("../", 0) == 0) line.erase(0, 3);
-      out += line + '\n';
-    }
-    return out;
-  }
-
-  void add_failure(BuildResult& built, const std::string& target, const std::string& text) const {
-    built.ok = false;
-    const std::string messages = from_repository(without_prefixes(text, strip_));
-    built.failures.emplace_back(target, messages);
-    built.messages += messages;
-  }
-
-  std::string build_;
-  std::vector<std::string> strip_;
-};
-
-}  // namespace
-
-std::unique_ptr<Builder> make_builder(const std::string& build_dir, std::vector<std::string> strip) {
-  return std::make_unique<CmakeBuilder>(build_dir, std::move(strip));
+std::unique_ptr<Builder> make_builder(const std::string& build_dir, std::vector<std::string> strip, ProcessRun run) {
+  return std::make_unique<CmakeBuilder>(build_dir, std::move(strip), std::move(run));
 }
 
 }  // namespace gpulab::grading

@@ -23,12 +23,12 @@ Outcome outcome_of_program_ends(const std::string& ends) { return outcome_of(par
 // Catch2's JUnit report, from a second run of the same checks at the same time (each check
 // runs its programs on a fresh node of its own, so the two runs do not meet).
 std::future<std::string> junit_run(ProcessOptions process, const std::string& spec, const std::string& file,
-                                   const std::string& outcomes) {
+                                   const std::string& outcomes, const ProcessRun& run) {
   process.argv = {process.argv.front(), spec, "--reporter", "junit", "--out", file};
   for (auto& [name, value] : process.env)
     if (name == "GPULAB_CHECK_OUTCOMES") value = outcomes;
-  return std::async(std::launch::async, [process, file] {
-    run_process(process);
+  return std::async(std::launch::async, [process, file, run] {
+    run(process);
     return read_text_file(file);
   });
 }
@@ -65,7 +65,8 @@ void fix_generated_seed() {
   setenv("GPULAB_SCENARIOS", "all", /*overwrite=*/1);
 }
 
-ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs) {
+ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs,
+                        const ProcessRun& run) {
   // A lesson program the checks started outlives them when they are stopped at their limit:
   // as an orphan of ours it is stopped below, never left spinning.
   if (request.stop_leftovers) adopt_orphans();
@@ -89,8 +90,8 @@ ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& reque
   process.capture = !request.raw;
   process.timeout_s = request.timeout_s;
   std::future<std::string> junit;
-  if (!request.junit_file.empty()) junit = junit_run(process, spec, request.junit_file, scratch.fresh("outcomes-junit"));
-  const ProcessResult result = run_process(process);
+  if (!request.junit_file.empty()) junit = junit_run(process, spec, request.junit_file, scratch.fresh("outcomes-junit"), run);
+  const ProcessResult result = run(process);
   ChecksResult checks;
   if (junit.valid()) checks.junit_xml = junit.get();
   if (request.stop_leftovers) stop_leftovers();

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
+#include "grading/class_grade_internal.h"
 #include "grading/grading_folder.h"
 #include "grading/recipes.h"
 #include "grading/runner.h"
@@ -45,6 +46,14 @@ bool is_lesson_program(const std::string& name) {
     if (name.rfind(prefix, 0) == 0) return true;
   return false;
 }
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file) throw Failure(Outcome::kUsage, "cannot write " + path);
+}
+
+}  // namespace
 
 // What the box sees of this repository and build: the lesson API's headers, the library and
 // its precompiled header, the checks and the CLI, LibTorch, the lessons as shipped and the
@@ -75,8 +84,6 @@ BoxLayout box_layout(const std::string& source, const std::string& build, const 
   return layout;
 }
 
-constexpr std::size_t kMaxResultBytes = 64u << 20;  // twenty lessons' JSON and JUnit are far less
-
 // At most `limit` bytes of a file ("" when it cannot be read).
 std::string read_bounded(const std::string& path, std::size_t limit) {
   std::ifstream in(path, std::ios::binary);
@@ -100,12 +107,6 @@ std::string junit_error(const std::string& student, const std::string& message) 
   std::ostringstream text;
   document.save(text, "  ");
   return text.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  if (!file) throw Failure(Outcome::kUsage, "cannot write " + path);
 }
 
 // The box's result, read; a limit hit is the student's status even when there is a result.
@@ -146,8 +147,6 @@ std::string student_line(const StudentGrade& student) {
   if (!student.message.empty()) line += "    " + student.message.substr(0, student.message.find('\n')) + '\n';
   return line;
 }
-
-}  // namespace
 
 std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out) {
   if (options.students.empty()) throw Failure(Outcome::kUsage, "name the students' trees to grade");
@@ -327,24 +326,34 @@ void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& prog
   // accident: either way a limit, for the grader to report. (A program that fills one and
   // empties it again before its lesson ends was refused its writes, and is not caught.)
   bool disk_full = false;
-  in_box.after_lesson = [&disk_full] {
-    for (const std::string& path :
-         {std::string(kRunArea), std::string(kGraderScratch), std::string("/dev/shm"), fs::weakly_canonical(executable_dir()).string()}) {
-      struct statvfs space {};
-      if (statvfs(path.c_str(), &space) == 0 && static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < (1u << 20))
-        disk_full = true;
-    }
+  const std::vector<std::string> writable = {kRunArea, kGraderScratch, "/dev/shm", fs::weakly_canonical(executable_dir()).string()};
+  in_box.after_lesson = [&disk_full, &writable] {
+    if (nearly_full(writable)) disk_full = true;
   };
   const Grading grading = grade(in_box, progress);
   in_box.after_lesson();
-  const std::string document =
-      nlohmann::json{{"grading", grading_json(grading)}, {"junit", grading_junit(grading)}, {"disk_full", disk_full}}.dump() + "\n";
+  write_result(result_fd, box_result_document(grading, disk_full));
+}
+
+std::string box_result_document(const Grading& grading, bool disk_full) {
+  return nlohmann::json{{"grading", grading_json(grading)}, {"junit", grading_junit(grading)}, {"disk_full", disk_full}}.dump() + "\n";
+}
+
+void write_result(int fd, const std::string& document) {
   for (std::size_t written = 0; written < document.size();) {
-    const ssize_t n = write(result_fd, document.data() + written, document.size() - written);
+    const ssize_t n = write(fd, document.data() + written, document.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw std::runtime_error(std::string("cannot write the result: ") + std::strerror(errno));
     written += static_cast<std::size_t>(n);
   }
+}
+
+bool nearly_full(const std::vector<std::string>& paths, std::uint64_t min_free) {
+  for (const std::string& path : paths) {
+    struct statvfs space {};
+    if (statvfs(path.c_str(), &space) == 0 && static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < min_free) return true;
+  }
+  return false;
 }
 
 }  // namespace gpulab::grading

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "course/manifest.h"
+#include "grading/mutants_internal.h"
 #include "grading/runner.h"
 #include "proc/leftovers.h"
 #include "proc/self.h"
@@ -28,28 +29,32 @@ namespace fs = std::filesystem;
 namespace gpulab::grading {
 namespace {
 
-// Known wrong answers (mutants) must fail; valid variants must pass. One runner for both.
-struct Kind {
-  const char* prefix;   ///< of the programs: mutant-NN-<name>, variant-NN-<name>
-  const char* folder;   ///< of the patches, under tests/
-  const char* sources;  ///< of the patched files, under the build folder
-  bool must_pass;
-};
-constexpr Kind kMutants{"mutant", "mutations", "mutants", false};
-constexpr Kind kVariants{"variant", "variants", "variants", true};
+const char* ending(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kCrashed: return "crashed";
+    case Outcome::kTimedOut: return "timed out";
+    case Outcome::kChecksFailed: return "no verdict";
+    default: return "did not run";
+  }
+}
 
-struct Mutant {
-  std::string lesson;   ///< "04"
-  std::string name;     ///< the patch's file name without .patch
-  std::string mistake;  ///< its first line, "Mistake: …" (a variant's: "Variant: …")
-  std::string line;     ///< the verdict line(s) printed for it
-  bool caught = false;  ///< judged as its kind must be: a mutant failed, a variant passed
-  bool stretch = false;  ///< an answer to the stretch task: the [stretch] checks judge it
-  const Kind* kind = &kMutants;
+// The first failed check's expectation, for a caught mutant's second line.
+std::string first_failure(const CheckVerdict& verdict) {
+  for (const auto& c : verdict.cases)
+    if (!c.passed && !c.skipped && !c.failures.empty()) return c.failures.front().text;
+  return "";
+}
 
-  std::string target() const { return fmt::format("{}-{}-{}", kind->prefix, lesson, name); }
-  std::string title() const { return fmt::format("lesson {}{} {}", lesson, stretch ? " (stretch)" : "", name); }
-};
+}  // namespace
+
+std::vector<std::string> patch_files(const std::string& folder) {
+  std::vector<std::string> patches;
+  if (fs::is_directory(folder))
+    for (const auto& entry : fs::directory_iterator(folder))
+      if (entry.path().extension() == ".patch") patches.push_back(entry.path().string());
+  std::sort(patches.begin(), patches.end());
+  return patches;
+}
 
 // "# Task: stretch" among the patch's leading comment lines: a wrong answer to the stretch.
 bool for_the_stretch(const std::string& path) {
@@ -70,13 +75,13 @@ std::string first_line_of(const std::string& path) {
 // The patch applied to the solution, into the mutant's source when the text differs.
 // Returns "" or why it does not apply (the mutant is then stale).
 std::string write_mutant_source(const Mutant& mutant, const std::string& solution, const std::string& patch_file,
-                                const std::string& source, const TempDir& scratch) {
+                                const std::string& source, const TempDir& scratch, const ProcessRun& run) {
   const std::string patched = scratch.fresh(mutant.target() + ".cpp");
   ProcessOptions patch;
   patch.argv = {"patch", "--batch", "--silent", "--output", patched, "--reject-file", scratch.fresh(mutant.target() + ".rej"),
                 solution, "--input", patch_file};
   patch.timeout_s = 30;
-  const ProcessResult applied = run_process(patch);
+  const ProcessResult applied = run(patch);
   if (!applied.ok()) return applied.out + applied.err;
   const std::string text = read_text_file(patched);
   if (!fs::exists(source) || read_text_file(source) != text) {
@@ -100,23 +105,7 @@ std::string indented(const std::string& text) {
   return result;
 }
 
-const char* ending(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kCrashed: return "crashed";
-    case Outcome::kTimedOut: return "timed out";
-    case Outcome::kChecksFailed: return "no verdict";
-    default: return "did not run";
-  }
-}
-
-// The first failed check's expectation, for a caught mutant's second line.
-std::string first_failure(const CheckVerdict& verdict) {
-  for (const auto& c : verdict.cases)
-    if (!c.passed && !c.skipped && !c.failures.empty()) return c.failures.front().text;
-  return "";
-}
-
-void judge(Mutant& mutant, const ChecksResult& checks) {
+void judge_mutant(Mutant& mutant, const ChecksResult& checks) {
   if (mutant.kind->must_pass) {
     mutant.caught = checks.outcome == Outcome::kOk;
     if (mutant.caught) {
@@ -146,8 +135,6 @@ void judge(Mutant& mutant, const ChecksResult& checks) {
   }
 }
 
-}  // namespace
-
 std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
   const Kind& kind = options.variants ? kVariants : kMutants;
   fix_generated_seed();
@@ -167,11 +154,7 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
   for (const auto& id : ids) {
     const LessonEntry& lesson = manifest.find(id);  // throws kUsage for an unknown lesson
     const std::string folder = fmt::format("{}/lesson{}", patches_dir, lesson.id);
-    std::vector<std::string> patches;
-    if (fs::is_directory(folder))
-      for (const auto& entry : fs::directory_iterator(folder))
-        if (entry.path().extension() == ".patch") patches.push_back(entry.path().string());
-    std::sort(patches.begin(), patches.end());
+    const std::vector<std::string> patches = patch_files(folder);
     if (patches.empty()) {
       out << fmt::format("lesson {}: NO {} ({} has no .patch)\n", lesson.id, options.variants ? "VARIANTS" : "MUTANTS",
                          without_prefixes(folder + "/", {root + "/"}));
@@ -225,7 +208,7 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
       request.fail_fast = true;
       request.timeout_s = options.timeout_s;
       request.stop_leftovers = false;
-      judge(mutant, run_checks(mutant.lesson, request, programs));
+      judge_mutant(mutant, run_checks(mutant.lesson, request, programs));
     }
   };
   std::vector<std::thread> workers;

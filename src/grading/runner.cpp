@@ -87,7 +87,8 @@ struct StepRun {
 };
 
 // One run of the lesson's program (or of its ranks under the launcher).
-StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Programs& programs, ProcessOptions process) {
+StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Programs& programs, ProcessOptions process,
+                 const ProcessRun& run_program) {
   const std::string name = std::string(request.solution ? "solution" : "lesson") + "-" + lesson.id;
   const std::string program = programs.lesson_dir() + "/" + name;
   std::vector<std::string> args = process.argv;
@@ -109,7 +110,7 @@ StepRun run_step(const LessonEntry& lesson, const RunRequest& request, const Pro
   process.argv.insert(process.argv.end(), args.begin(), args.end());
   StepRun run;
   process.argv = confined(process.argv);  // in a grading box, out of the grader's reach
-  run.result = run_process(process);
+  run.result = run_program(process);
   program_end_of_confined(run.result);
   if (request.json && !lesson.launched()) {
     run.document = document_of_output(run.result.out);
@@ -157,7 +158,7 @@ std::optional<std::string> visibility_note(const Env& env) {
   }
 }
 
-RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const Programs& programs) {
+RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const Programs& programs, const ProcessRun& run_program) {
   ProcessOptions base;
   base.timeout_s = request.timeout_s;
   base.env = request.extra_env;
@@ -182,7 +183,7 @@ RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const
     process.argv = steps[i].args;
     if (steps.size() > 1 && request.on_step)
       request.on_step(i + 1, steps.size(), steps[i].title + ":" + step.banner + joined_args(steps[i].args));
-    StepRun one = run_step(lesson, request, programs, process);
+    StepRun one = run_step(lesson, request, programs, process, run_program);
     if (request.json && !lesson.launched()) run.err += one.result.err;
     if (!request.json && request.after_step && one.result.signal == 0 && !one.result.timed_out) request.after_step(one.document);
     run.last = one.result;

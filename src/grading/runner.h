@@ -32,6 +32,11 @@ struct Programs {
 /// This build's programs (beside the running gpulab) and the repository's paths to strip.
 Programs this_build(const Manifest& manifest);
 
+/// How the runner, the checks runner and the builder start a program: run_process, or a
+/// unit test's fake that records what was asked and answers as the program would
+/// (tests/unit/grading). May be called from several threads at once.
+using ProcessRun = std::function<ProcessResult(const ProcessOptions&)>;
+
 // ---- running a lesson ----------------------------------------------------------------------
 
 using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
@@ -81,7 +86,10 @@ struct RunResult {
 
 /// Runs lesson `lesson` as the manifest describes its scenario; the learner's environment
 /// wins over the scenario's variables. Throws std::runtime_error when it cannot start.
-RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const Programs& programs);
+/// `run` starts each program (a test's fake: the argv, environment, folder and time limit
+/// it gets are the run's request; what it returns and writes is the program's answer).
+RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const Programs& programs,
+                     const ProcessRun& run = run_process);
 
 // ---- running a lesson's checks -------------------------------------------------------------
 
@@ -126,8 +134,10 @@ struct ChecksResult {
 inline constexpr const char* kGradingSeed = "1";
 void fix_generated_seed();
 
-/// Runs lesson `lesson_id`'s checks program against the exercise (or the solution).
-ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs);
+/// Runs lesson `lesson_id`'s checks program against the exercise (or the solution); `run`
+/// starts it (and the JUnit run beside it, on another thread).
+ChecksResult run_checks(const std::string& lesson_id, const ChecksRequest& request, const Programs& programs,
+                        const ProcessRun& run = run_process);
 
 /// A lesson's checks started now, to run beside other work of this process (the
 /// tutorial's picture run): on two cores the verdict then comes about with the picture.
@@ -162,7 +172,9 @@ class Builder {
 };
 
 /// Ninja (or `cmake --build`) in `build_dir`, one build at a time per folder (the lock the
-/// ./gpulab script takes too); compiler messages with `strip`'s prefixes removed.
-std::unique_ptr<Builder> make_builder(const std::string& build_dir, std::vector<std::string> strip);
+/// ./gpulab script takes too); compiler messages with `strip`'s prefixes removed. `run`
+/// starts cmake (a test's fake answers with Ninja's log).
+std::unique_ptr<Builder> make_builder(const std::string& build_dir, std::vector<std::string> strip,
+                                      ProcessRun run = run_process);
 
 }  // namespace gpulab::grading
