@@ -41,12 +41,6 @@ namespace fs = std::filesystem;
 namespace gpulab::grading {
 namespace {
 
-bool is_lesson_program(const std::string& name) {
-  for (const char* prefix : {"lesson-", "solution-", "mutant-"})
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
-}
-
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream file(path);
   file << text;
@@ -59,7 +53,8 @@ void write_text(const std::string& path, const std::string& text) {
 // its precompiled header, the checks and the CLI, LibTorch, the lessons as shipped and the
 // nodes; the graded lessons' reference solutions as programs, for the checks only (hidden
 // from the student's compiler and programs: proc/confine.h). Not the solutions' sources,
-// the known wrong answers, the site or any other program of bin/.
+// the known wrong answers, other correct answers (variants), the site or any other program
+// of bin/.
 BoxLayout box_layout(const std::string& source, const std::string& build, const std::string& recipes,
                      const std::set<std::string>& lesson_ids) {
   BoxLayout layout;
@@ -71,12 +66,17 @@ BoxLayout box_layout(const std::string& source, const std::string& build, const 
   if (libtorch != cache.end() && !libtorch->second.empty() && libtorch->second.rfind("/usr/", 0) != 0)
     layout.read_only.push_back(libtorch->second);
   layout.read_only.push_back(recipes);
+  // An allow-list, named by what the grading runs: anything else in bin/ (another correct
+  // answer, a variant-NN-* or a test probe) would be a program the student's could run.
   layout.bin = build + "/bin";
-  for (const auto& entry : fs::directory_iterator(layout.bin)) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file()) continue;
-    if (!is_lesson_program(name)) layout.programs.push_back(entry.path().string());
-    else if (name.rfind("solution-", 0) == 0 && lesson_ids.count(name.substr(9)) > 0) layout.references.push_back(entry.path().string());
+  const auto regular = [](const std::string& path) {
+    std::error_code error;
+    return fs::is_regular_file(fs::symlink_status(path, error));
+  };
+  if (regular(layout.bin + "/gpulab")) layout.programs.push_back(layout.bin + "/gpulab");
+  for (const auto& id : lesson_ids) {
+    if (regular(layout.bin + "/lesson" + id + "-checks")) layout.programs.push_back(layout.bin + "/lesson" + id + "-checks");
+    if (regular(layout.bin + "/solution-" + id)) layout.references.push_back(layout.bin + "/solution-" + id);
   }
   std::sort(layout.programs.begin(), layout.programs.end());
   std::sort(layout.references.begin(), layout.references.end());

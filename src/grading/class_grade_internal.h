@@ -18,8 +18,8 @@ namespace gpulab::grading {
 /// What the box sees of this repository (`source`) and build (`build`): the lesson API's
 /// headers, the library and its precompiled header, the checks and the CLI, LibTorch (the
 /// build cache's LIBTORCH_PREFIX, unless under /usr/), the lessons as shipped, the nodes and
-/// the `recipes` file; of bin/, every program but the lesson programs (lesson-, solution-,
-/// mutant-), and the reference solutions of `lesson_ids` only.
+/// the `recipes` file; of bin/, only the CLI and the checks of `lesson_ids`, and their
+/// reference solutions (nothing else a student's program could run).
 BoxLayout box_layout(const std::string& source, const std::string& build, const std::string& recipes,
                      const std::set<std::string>& lesson_ids);
 

@@ -38,7 +38,7 @@ void make_build(const TempDir& build, const std::string& libtorch) {
   fs::create_directories(build.path() + "/bin/lesson-work");  // a folder: never bound
   fs::create_directories(build.path() + "/src");
   for (const char* name : {"gpulab", "lesson01-checks", "lesson04-checks", "lesson-01", "solution-01", "solution-02",
-                           "solution-04", "mutant-01-uses-cuda-0"})
+                           "solution-04", "mutant-01-uses-cuda-0", "variant-01-reads-the-list", "lesson02-checks", "sim-probe"})
     write(build.path() + "/bin/" + name, "program");
 }
 
@@ -81,7 +81,7 @@ TEST_CASE("a box binds the API, the library, LibTorch, the lessons, the nodes an
   CHECK(layout.student.empty());  // each student's own, later
 }
 
-TEST_CASE("a box's programs are the grader's; the graded lessons' solutions are references; no other lesson program",
+TEST_CASE("a box's programs are the CLI and the graded lessons' checks; their solutions are references; no other program",
           "[unit][grading][class]") {
   const TempDir build("class-grade");
   make_build(build, "/opt/libtorch");
