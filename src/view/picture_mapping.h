@@ -39,7 +39,7 @@ struct Mapping {
 /// One report with its node (nullopt: no node file fits) and the mapping CUDA used: what
 /// every part of a picture draws from, built once per report.
 struct ReportFacts {
-  const Report& report;
+  const Report& report;  ///< the report itself, which must outlive the facts
   std::optional<Node> node;
   Mapping mapping;
 };

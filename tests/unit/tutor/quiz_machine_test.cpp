@@ -99,7 +99,7 @@ TEST_CASE("quiz machine: the same seed plays the same quiz, the rounds as QuizPl
   CHECK(env_text(started[1].scenario) == env_text(drawn));
 }
 
-TEST_CASE("quiz machine: a wrong answer scores nothing; an unreadable one says what is expected", "[quiz]") {
+TEST_CASE("quiz machine: a wrong answer scores nothing, and an unreadable one says what is expected", "[quiz]") {
   QuizTruth on_gpu_3;
   on_gpu_3.gpus = {3};
   on_gpu_3.visible = {2, 3};

@@ -12,15 +12,7 @@ using namespace gpulab::view_test;
 
 namespace {
 
-Report on_dgx(std::optional<std::string> visible) {
-  Report report;
-  report.lesson = "04";
-  report.backend = "sim";
-  report.node = "dgx-a100";
-  report.env.cuda_visible_devices = std::move(visible);
-  report.env_at_exit = report.env;
-  return report;
-}
+Report on_dgx(std::optional<std::string> visible) { return gpulab::view_test::report_on("dgx-a100", std::move(visible)); }
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // node file, and the mapping CUDA_VISIBLE_DEVICES -> CUDA index -> physical GPU.
 #include <catch2/catch.hpp>
 
+#include "test_lines.h"
 #include "view/picture_mapping.h"
 
 using namespace gpulab;
@@ -9,15 +10,7 @@ using namespace gpulab::view::picture;
 
 namespace {
 
-Report on_dgx(std::optional<std::string> visible) {
-  Report report;
-  report.lesson = "04";
-  report.backend = "sim";
-  report.node = "dgx-a100";
-  report.env.cuda_visible_devices = std::move(visible);
-  report.env_at_exit = report.env;
-  return report;
-}
+Report on_dgx(std::optional<std::string> visible) { return gpulab::view_test::report_on("dgx-a100", std::move(visible)); }
 
 }  // namespace
 
@@ -38,7 +31,7 @@ TEST_CASE("picture mapping: each list entry and the CUDA index it became, or non
   CHECK(m.note);
 }
 
-TEST_CASE("picture mapping: unset means every GPU; no node file means the tensors alone tell", "[view][picture]") {
+TEST_CASE("picture mapping: unset means every GPU, and with no node file means the tensors alone tell", "[view][picture]") {
   CHECK(facts_of(on_dgx(std::nullopt)).mapping.physical.size() == 8);
   Report real = on_dgx("3");
   real.backend = "cuda";
