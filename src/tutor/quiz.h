@@ -1,162 +1,92 @@
-// gpulab quiz: random placement scenarios (a node, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
-// a line of LibTorch); the learner names the physical GPU(s) or "error". The truth comes
-// from running the scenario on the simulated node (bin/quiz-probe), never from a second
-// copy of CUDA's rules here. The terminal loop is cli/quiz.cpp (docs/quiz.md).
+// gpulab quiz as a state machine, like the tutor's (tutor.h): random placement scenarios (a
+// node, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, a line of LibTorch); the learner names the
+// physical GPU(s) or "error". Events go in (the truth of a round, a line typed, the end of
+// input), actions come out (text for the transcript, a scenario to run, a prompt, the --json
+// document, the end), and a front end reads the terminal and runs the probe. The machine
+// itself touches no terminal and runs no process; it reads the shipped node files. The truth
+// comes from running the scenario on the simulated node (bin/quiz-probe, quiz_probe.h),
+// never from a second copy of CUDA's rules here (docs/quiz.md).
+//
+// Its parts, each in a file of its own: quiz_scenario.h (a round's data), quiz_draw.h
+// (choosing the rounds from a seed), quiz_text.h (a round as shown), quiz_probe.h (its
+// truth), quiz_why.h (why it came out so), quiz_score.h (answers and the tally). This header
+// includes them all. The terminal loop is cli/quiz.cpp, which still calls the parts itself;
+// tests/cli/quiz_test.cpp proves that this machine prints, byte for byte, what it prints.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "model/node.h"
-#include "report/outcome.h"
-#include "report/report_reader.h"
+#include "tutor/quiz_draw.h"
+#include "tutor/quiz_probe.h"
+#include "tutor/quiz_scenario.h"
+#include "tutor/quiz_score.h"
+#include "tutor/quiz_text.h"
+#include "tutor/quiz_why.h"
 
 namespace gpulab::tutor {
 
-/// The lines of LibTorch a scenario runs (tools/quiz-probe/probe.cpp runs them).
-enum class QuizCode {
-  kOnes,          ///< torch::ones on cuda:index
-  kSetDevice,     ///< set_device(index), then torch::kCUDA
-  kLocalRank,     ///< cuda:LOCAL_RANK
-  kDataParallel,  ///< DataParallel(model, device_ids)
-  kDefault,       ///< torch::kCUDA, no index, nothing else
-  kSetenvLate,    ///< is_available(), then setenv CUDA_VISIBLE_DEVICES=setenv, then cuda:index
-  kThread,        ///< set_device(index), then torch::kCUDA in a new std::thread
-  kDeviceString,  ///< torch::Device(device_string)
-  kRank,          ///< cuda:RANK on a node of a two-node job
-  kNoSetDevice,   ///< LOCAL_RANK set, but torch::kCUDA with no set_device
-  kDefaultIds,    ///< the model on torch::kCUDA, DataParallel with device_ids omitted
-  kLoad,          ///< torch::load of a checkpoint saved from cuda:index of dgx-a100
-  kFork,          ///< fork() (after is_available() when fork_after_init), then cuda:index in the child
-  kGuard,         ///< set_device(index), a helper borrows cuda:borrowed (set_device or a guard), then torch::kCUDA
-  kMixedDevice,   ///< the model on cuda:index, its input and a mask made elsewhere (lesson 18)
+struct QuizSettings {
+  std::uint32_t seed = 0;    ///< the quiz this seed draws (--seed)
+  int rounds = 5;            ///< how many rounds (--rounds)
+  bool interactive = false;  ///< a person types: a typo gets another try; else each line is echoed and counts
+  bool color = false;        ///< ANSI colours in the transcript
+  bool json = false;         ///< the document at the end (--json)
 };
 
-struct QuizScenario {
-  std::string lesson;  ///< "05": the lesson whose idea the round asks about
-  std::string topic;   ///< that idea, for the per-topic scores
-  std::string node;
-  std::optional<std::string> visible;  ///< CUDA_VISIBLE_DEVICES, nullopt: unset
-  std::optional<std::string> order;    ///< CUDA_DEVICE_ORDER, nullopt: unset
-  /// NVIDIA_VISIBLE_DEVICES: the process runs in a container given these host GPUs; nullopt: no container.
-  std::optional<std::string> container;
-  QuizCode code = QuizCode::kOnes;
-  int index = 0;                ///< the CUDA index, LOCAL_RANK or RANK, or the saving cuda:index (kLoad)
-  std::vector<int> device_ids;  ///< kDataParallel
-  bool model_on_cuda0 = false;  ///< kDataParallel: model->to(torch::kCUDA), the article's mistake
-  bool batch_to_cuda = false;   ///< kDataParallel, kMixedDevice: the batch moved with an index-less torch::kCUDA
-  bool ask_output = false;      ///< kDataParallel: asks where the output is, not the replicas
-  bool cpu_mask = false;        ///< kMixedDevice: the output times a CPU mask, not a CPU 0-dim scalar
-  std::string setenv;           ///< kSetenvLate: the value set in code
-  bool fork_after_init = false; ///< kFork: the parent starts CUDA (is_available()) before it forks
-  std::string device_string;    ///< kDeviceString
-  int borrowed = 0;             ///< kGuard: the CUDA index the helper borrows
-  bool scoped = false;          ///< kGuard: the helper uses a c10::DeviceGuard, not set_device
-  bool ask_memory = false;      ///< kGuard: the helper allocates nothing; asks where the process holds memory
-  std::string kind;             ///< how CUDA_VISIBLE_DEVICES was drawn ("unset", "list", "empty", ...)
+/// One thing for the front end to do, in the order given.
+struct QuizAction {
+  enum class Kind {
+    kPrint,     ///< print `text` to the transcript (stderr with --json, else stdout)
+    kProbe,     ///< find `scenario`'s truth (run_scenario), then tell on_truth()
+    kAsk,       ///< print the prompt `text`, flush, read a line: on_answer(), or on_end() at the end of input
+    kDocument,  ///< print `text` on stdout: the --json document
+    kQuit,      ///< the quiz is over
+  };
+  Kind kind = Kind::kPrint;
+  std::string text;
+  QuizScenario scenario;
+};
+using QuizActions = std::vector<QuizAction>;
+
+/// What the quiz waits for.
+enum class QuizAwaiting {
+  kTruth,    ///< the truth of the scenario of the last kProbe (on_truth)
+  kAnswer,   ///< a line (on_answer) or the end of input (on_end)
+  kNothing,  ///< the quiz is over (after kQuit), or not started
 };
 
-/// What running the scenario showed.
-struct QuizTruth {
-  bool error = false;
-  std::string message;
-  std::vector<int> gpus;     ///< sorted physical GPUs (empty and no error: it stayed on the CPU)
-  std::vector<int> visible;  ///< physical GPU of cuda:0, cuda:1, ... in that process
-};
-
-/// Portable draws: the standard distributions differ between standard libraries, and a
-/// seed must replay the same quiz everywhere.
-class Draw {
+class Quiz {
  public:
-  explicit Draw(std::uint32_t seed) : rng_(seed) {}
-  int below(int n);
-  /// `count` distinct values in [0, n), in drawn order.
-  std::vector<int> distinct(int n, int count);
+  explicit Quiz(QuizSettings settings);
+
+  QuizActions start();  ///< the seed line, then the first round's scenario to run
+  QuizActions on_truth(const QuizTruth& truth);
+  QuizActions on_answer(std::string line);
+  QuizActions on_end();
+
+  QuizAwaiting awaiting() const { return awaiting_; }
+  int round() const { return round_; }  ///< the round being played (1-based; 0 before start)
+  const QuizScenario& scenario() const { return scenario_; }
+  const QuizTally& tally() const { return tally_; }
 
  private:
-  std::mt19937 rng_;
+  QuizActions next_round();
+  QuizActions ask() const;
+  QuizActions finish(QuizActions actions);
+  std::string paint(const char* code, const std::string& text) const;
+
+  QuizSettings settings_;
+  QuizPlan plan_;
+  QuizTally tally_;
+  QuizAwaiting awaiting_ = QuizAwaiting::kNothing;
+  int round_ = 0;
+  QuizScenario scenario_;
+  std::optional<Node> node_;
+  QuizTruth truth_;
 };
-
-/// The node file `name` (a built-in node or a path).
-Node quiz_node(const std::string& name);
-
-/// A quiz's scenarios, drawn from a seed. Each round asks about one lesson's idea: the ideas
-/// come in a shuffled order, every idea once before any comes again, and no two rounds of a
-/// quiz are near-duplicates (the same idea with the same kind of CUDA_VISIBLE_DEVICES).
-class QuizPlan {
- public:
-  explicit QuizPlan(std::uint32_t seed) : draw_(seed) {}
-  QuizScenario next();
-
- private:
-  Draw draw_;
-  std::vector<int> order_;  ///< topics still to come in this pass
-  std::vector<std::string> seen_;
-};
-
-/// How many ideas the quiz draws from (one per lesson, two for lesson 05).
-int quiz_topic_count();
-
-// ---- a round's text ------------------------------------------------------------------------
-
-/// "ones", "set_device", "local_rank", "data_parallel", ...: the probe's --code.
-const char* code_name(QuizCode code);
-std::string env_text(const QuizScenario& s);
-/// The node: its first line, then one per GPU where they differ (or UUIDs matter).
-std::vector<std::string> node_text(const Node& node, bool with_uuids);
-std::vector<std::string> code_text(const QuizScenario& s);
-std::string question_text(const QuizScenario& s);
-/// The round as shown before the answer: node, env, code and question.
-std::string round_text(int round, int rounds, const QuizScenario& s, const Node& node);
-
-// ---- the truth -----------------------------------------------------------------------------
-
-/// The probe failed (no report, or an error that is not the scenario's answer).
-class ProbeFailed : public std::runtime_error {
- public:
-  ProbeFailed(Outcome outcome, const std::string& message) : std::runtime_error(message), outcome_(outcome) {}
-  Outcome outcome() const { return outcome_; }
-
- private:
-  Outcome outcome_;
-};
-
-/// Runs the scenario with `probe` (twice for kLoad: save, then load). Throws ProbeFailed.
-QuizTruth run_scenario(const QuizScenario& s, const std::string& probe);
-/// The truth in the probe's report. Throws ProbeFailed when the probe itself failed.
-QuizTruth truth_of(const QuizScenario& s, const Report& report);
-/// "error", "none", or "2,3".
-std::string truth_text(const QuizTruth& truth);
-/// One line of why, in the terms of what the probe observed.
-std::string why_text(const QuizScenario& s, const Node& node, const QuizTruth& truth);
-/// The answer rests on the order of unlike GPUs under FASTEST_FIRST (CUDA's default). NVIDIA
-/// documents only "fastest device first"; the order the node gives is gpulab's model of an
-/// observed heuristic, not a CUDA fact, so such a round is shown but not scored.
-bool rests_on_fastest_first(const QuizScenario& s, const Node& node);
-
-// ---- answers -------------------------------------------------------------------------------
-
-struct QuizAnswer {
-  enum Kind { kGpus, kError, kUnparsable } kind = kUnparsable;
-  std::vector<int> gpus;  ///< sorted, unique; empty: "none" (the CPU)
-};
-
-/// What to type, for "expected ...".
-inline constexpr const char* kExpectedAnswer = "a GPU number such as 3, a list such as 2,3, or 'error'";
-
-/// "3", " GPU 3 ", "2, 3", "gpus 2 3", "error", "ERR", "none". GPU lists are read by the
-/// predictions' parser (course/predictions.h canonical_answer).
-QuizAnswer parse_answer(const std::string& line);
-bool correct(const QuizAnswer& answer, const QuizTruth& truth);
-
-/// One round as --json lists it.
-nlohmann::json round_json(int round, const QuizScenario& s, const std::string& answer, const QuizTruth& truth,
-                          bool right, bool scored, const std::string& why);
 
 }  // namespace gpulab::tutor

@@ -1,7 +1,10 @@
 // The picture of the node after a run: CUDA_VISIBLE_DEVICES -> CUDA index -> physical GPU as
 // one aligned diagram, then bars of the process's memory on each physical GPU (contexts
 // marked) and where each named tensor lives. `gpulab run` and the tutorial both print it.
-// See docs/node-picture.md for what each part shows and the bar scale.
+// See docs/node-picture.md for what each part shows and the bar scale. Drawn by
+// node_picture.cpp and ranks_picture.cpp from parts internal to view/: picture_mapping.h
+// (each report's node, read once, and the mapping), picture_diagram.h (header and diagram),
+// picture_bars.h and picture_legend.h (the memory rows' bars and key), picture_text.h.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,7 @@
 
 #include "proc/process.h"
 #include "lesson_run.h"
+#include "tutor/quiz.h"
 
 using namespace gpulab;
 using namespace gpulab::test;
@@ -283,4 +284,41 @@ TEST_CASE("quiz: --json gives each round, and its truths agree with gpulab devic
   }
   CHECK(report["score"] == correct);
   CHECK(report["scored"] == scored);
+}
+
+// The quiz's state machine (src/tutor/quiz.h), played in process with the same probe, prints
+// byte for byte what `gpulab quiz` prints: transcript and --json document alike.
+TEST_CASE("quiz: the state machine in process plays the same quiz as gpulab quiz") {
+  const std::vector<std::string> answers = {"error", "3", "banana", "2,3", "none", ""};
+  for (const bool json : {false, true}) {
+    std::vector<std::string> args = {"--seed", "4", "--rounds", "5"};
+    if (json) args.push_back("--json");
+    const auto played = play(args, answers);
+    SHOW(played);
+    REQUIRE(played.process.exit_code == 0);
+    tutor::Quiz quiz({4, 5, /*interactive=*/false, /*color=*/false, json});
+    std::string transcript, document;
+    std::size_t next_answer = 0;
+    std::vector<tutor::QuizAction> todo = quiz.start();
+    while (!todo.empty()) {
+      const tutor::QuizAction action = todo.front();
+      todo.erase(todo.begin());
+      tutor::QuizActions more;
+      switch (action.kind) {
+        case tutor::QuizAction::Kind::kPrint: transcript += action.text; break;
+        case tutor::QuizAction::Kind::kAsk:
+          transcript += action.text;
+          more = next_answer < answers.size() ? quiz.on_answer(answers[next_answer++]) : quiz.on_end();
+          break;
+        case tutor::QuizAction::Kind::kProbe: more = quiz.on_truth(tutor::run_scenario(action.scenario, bin_dir() + "/quiz-probe")); break;
+        case tutor::QuizAction::Kind::kDocument: document += action.text; break;
+        case tutor::QuizAction::Kind::kQuit: break;
+      }
+      todo.insert(todo.end(), more.begin(), more.end());
+    }
+    CHECK(quiz.awaiting() == tutor::QuizAwaiting::kNothing);
+    // With --json the transcript goes to stderr and stdout carries only the document.
+    CHECK((json ? played.process.err : played.process.out) == transcript);
+    CHECK((json ? played.process.out : std::string()) == document);
+  }
 }

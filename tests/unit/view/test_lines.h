@@ -1,11 +1,15 @@
-// What the view tests share: a rendered text's lines, and the one line holding a piece.
+// What the view tests share: a rendered text's lines, the one line holding a piece, and a
+// hand-built report on a shipped node.
 #pragma once
 
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "report/report_reader.h"
 
 namespace gpulab::view_test {
 
@@ -27,5 +31,17 @@ inline std::string line_with(const std::string& text, const std::string& piece) 
 }
 
 inline bool contains(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
+
+/// A lesson report on the simulated node `node` under CUDA_VISIBLE_DEVICES=`visible`, unchanged
+/// at exit, with no observation yet.
+inline gpulab::Report report_on(const std::string& node, std::optional<std::string> visible) {
+  gpulab::Report report;
+  report.lesson = "04";
+  report.backend = "sim";
+  report.node = node;
+  report.env.cuda_visible_devices = std::move(visible);
+  report.env_at_exit = report.env;
+  return report;
+}
 
 }  // namespace gpulab::view_test
