@@ -21,7 +21,7 @@ void run_devices(const DevicesOptions& options) {
   auto observer = make_observer();
   // The container's GPUs (simulated node only: on real GPUs the runtime already applied it).
   std::optional<ContainerView> container;
-  if (observer->backend() == "sim") container = current_container_view(load_selected_node());
+  if (observer->backend() == Backend::kSim) container = current_container_view(load_selected_node());
   const int count = observer->cuda_device_count();  // initialises CUDA, like any CUDA program
   const auto gpus = observer->gpus();
   view::DevicesListing listing;

@@ -41,7 +41,7 @@ void run_smi(const SmiOptions& options) {
   view::SmiSource source{observer->node(), observer->backend(), active_profile(), std::nullopt};
   // In a simulated container, nvidia-smi sees the container's GPUs (on real GPUs the
   // runtime already did that); --host is the operator's view from outside.
-  if (observer->backend() == "sim" && !options.host) {
+  if (observer->backend() == Backend::kSim && !options.host) {
     const ContainerView container = current_container_view(load_selected_node());
     if (!container.has_driver())
       throw std::runtime_error("NVIDIA_VISIBLE_DEVICES=" + container.value.value_or("") +
@@ -63,7 +63,7 @@ void run_smi(const SmiOptions& options) {
 class Watcher {
  public:
   explicit Watcher(bool all_hosts) : observer_(make_observer()) {
-    if (observer_->backend() == "sim") states_.emplace(load_selected_node(), all_hosts);
+    if (observer_->backend() == Backend::kSim) states_.emplace(load_selected_node(), all_hosts);
   }
 
   std::vector<HostView> read() {

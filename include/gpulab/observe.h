@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,25 @@ struct GpuView {
   std::vector<ProcessOnGpu> processes;  ///< nvidia-smi's process table for this GPU
 };
 
+/// What runs CUDA under the lesson programs: the simulated node, or real GPUs.
+enum class Backend { kSim, kCuda };
+
+/// The backend's name in documents and on screen: "sim" or "cuda".
+inline const char* backend_name(Backend backend) { return backend == Backend::kSim ? "sim" : "cuda"; }
+
+/// The backend a document names, if it names one of the two.
+inline std::optional<Backend> backend_named(const std::string& name) {
+  if (name == "sim") return Backend::kSim;
+  if (name == "cuda") return Backend::kCuda;
+  return std::nullopt;
+}
+
 /// Sees the node from outside, as nvidia-smi does: the simulated node's shared state, or
 /// NVML on real GPUs. make_observer() gives this build's.
 class Observer {
  public:
   virtual ~Observer() = default;
-  /// "sim" or "cuda".
-  virtual std::string backend() const = 0;
+  virtual Backend backend() const = 0;
   /// The simulated node's name, or the host name on real GPUs.
   virtual std::string node() const = 0;
   /// Every physical GPU with every process's usage. Never initialises CUDA in the

@@ -56,7 +56,10 @@ std::string UsageSampler::node_name(const std::string& host) const {
   return found == node_names_.end() ? "" : found->second;
 }
 
-std::string UsageSampler::backend() const { return observers_.empty() ? "" : observers_.begin()->second->backend(); }
+std::optional<Backend> UsageSampler::backend() const {
+  if (observers_.empty()) return std::nullopt;
+  return observers_.begin()->second->backend();
+}
 
 LaunchSummary summarize(const LaunchPlan& plan, const LaunchResult& result, const UsageSampler& usage) {
   LaunchSummary summary;

@@ -26,7 +26,8 @@ class UsageSampler {
   /// Physical GPU -> peak bytes of the worker with this pid on `host`.
   std::map<int, std::uint64_t> used_by(const std::string& host, int pid) const;
   std::string node_name(const std::string& host) const;
-  std::string backend() const;
+  /// The observers' backend (none without a host to observe).
+  std::optional<Backend> backend() const;
   /// Why a host could not be observed ("" when every one could).
   const std::string& warnings() const { return warnings_; }
 

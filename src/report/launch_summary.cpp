@@ -94,7 +94,7 @@ std::string launch_summary_json(const LaunchSummary& summary) {
                        {"gpus", gpus},
                        {"wrote", w.wrote}});
   }
-  const json out = {{"backend", summary.backend},
+  const json out = {{"backend", summary.backend ? backend_name(*summary.backend) : ""},
                     {"nnodes", summary.nnodes},
                     {"node_rank", optional_int(summary.node_rank)},
                     {"nproc_per_node", summary.nproc_per_node},
@@ -111,7 +111,9 @@ LaunchSummary parse_launch_summary(const std::string& text) {
   const json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) throw ReportError("(document)", "not a JSON object");
   LaunchSummary summary;
-  summary.backend = field<std::string>(document, "", "backend", "");
+  const std::string backend = field<std::string>(document, "", "backend", "");
+  summary.backend = backend_named(backend);
+  if (!backend.empty() && !summary.backend) throw ReportError("backend", "\"sim\", \"cuda\" or \"\", not \"" + backend + "\"");
   summary.nnodes = field(document, "", "nnodes", 1);
   summary.node_rank = optional_field(document, "node_rank");
   summary.nproc_per_node = field(document, "", "nproc_per_node", 1);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/observe.h"
+
 namespace gpulab {
 
 struct WorkerGpu {
@@ -30,7 +32,7 @@ struct WorkerSummary {
 };
 
 struct LaunchSummary {
-  std::string backend;
+  std::optional<Backend> backend;  ///< none when no host was observed ("" in the document)
   int nnodes = 1;
   std::optional<int> node_rank;
   int nproc_per_node = 1;

@@ -104,7 +104,7 @@ Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<I
   }
   impl_->observer = make_observer();
   impl_->report = {{"lesson", std::move(id)},
-                   {"backend", impl_->observer->backend()},
+                   {"backend", backend_name(impl_->observer->backend())},
                    {"node", impl_->observer->node()},
                    {"profile", profile_json()},
                    {"pid", getpid()},
@@ -120,7 +120,7 @@ Lesson::Lesson(std::string id, int argc, char** argv) : impl_(std::make_unique<I
   if (!json_) {
     const Json& profile = impl_->report["profile"];
     std::cout << fmt::format("lesson {} on node {} ({} backend), profile: {}\n", impl_->report["lesson"].get<std::string>(),
-                             impl_->observer->node(), impl_->observer->backend(),
+                             impl_->observer->node(), backend_name(impl_->observer->backend()),
                              profile.contains("name") ? profile["name"].get<std::string>() : profile["error"].get<std::string>())
               << std::flush;
   }

@@ -217,8 +217,9 @@ Report parse_report(std::string_view text) {
   object_at(document, "");
   Report report;
   report.lesson = string_member(document, "", "lesson");
-  report.backend = string_member(document, "", "backend");
-  if (report.backend != "sim" && report.backend != "cuda") fail("backend", "\"sim\" or \"cuda\"", document.at("backend"));
+  const auto backend = backend_named(string_member(document, "", "backend"));
+  if (!backend) fail("backend", "\"sim\" or \"cuda\"", document.at("backend"));
+  report.backend = *backend;
   report.node = string_member(document, "", "node");
   report.pid = static_cast<int>(
       integer_at(member(document, "", "pid"), "pid", 1, std::numeric_limits<int>::max(), "a positive integer"));

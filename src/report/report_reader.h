@@ -16,6 +16,8 @@
 #include <variant>
 #include <vector>
 
+#include "gpulab/observe.h"
+
 namespace gpulab {
 
 /// A report that does not follow docs/report-schema.md. what() starts with the path of the
@@ -79,7 +81,7 @@ using FactValue = std::variant<std::int64_t, std::string>;
 /// A lesson report (docs/report-schema.md), validated.
 struct Report {
   std::string lesson;   ///< "04"
-  std::string backend;  ///< "sim" or "cuda"
+  Backend backend = Backend::kSim;
   std::string node;     ///< the simulated node, or the host name on real GPUs
   int pid = 0;          ///< the lesson process
   ReportEnvironment env;          ///< when the program started

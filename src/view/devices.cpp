@@ -7,7 +7,7 @@
 namespace gpulab::view {
 
 std::string render_devices_table(const DevicesListing& listing) {
-  std::string out = fmt::format("node {} ({} backend): {} physical GPUs, {} visible to CUDA\n", listing.node, listing.backend,
+  std::string out = fmt::format("node {} ({} backend): {} physical GPUs, {} visible to CUDA\n", listing.node, backend_name(listing.backend),
                                 listing.physical_gpus, listing.devices.size());
   out += fmt::format("profile: {}\n", listing.profile.name());
   out += fmt::format("CUDA_VISIBLE_DEVICES={}  CUDA_DEVICE_ORDER={}\n\n", listing.cuda_visible_devices.value_or("(unset)"),
@@ -44,7 +44,7 @@ std::string render_devices_json(const DevicesListing& listing) {
                        {"pci_bus_id", d.pci_bus_id},
                        {"total_bytes", d.total_bytes}});
   nlohmann::json report = {
-      {"backend", listing.backend},
+      {"backend", backend_name(listing.backend)},
       {"node", listing.node},
       {"profile", profile_to_json(listing.profile)},
       {"cuda_visible_devices", listing.cuda_visible_devices ? nlohmann::json(*listing.cuda_visible_devices) : nlohmann::json(nullptr)},

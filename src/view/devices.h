@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpulab/observe.h"
 #include "model/profile.h"
 #include "model/visibility.h"
 
@@ -26,7 +27,7 @@ struct CudaDeviceRow {
 
 /// Everything `gpulab devices` shows.
 struct DevicesListing {
-  std::string backend;  ///< "sim" or "cuda"
+  Backend backend = Backend::kSim;
   std::string node;     ///< the simulated node, or the host name on real GPUs
   Profile profile;
   std::optional<std::string> cuda_visible_devices;  ///< nullopt: unset

@@ -138,7 +138,7 @@ std::string node_summary(const std::optional<Node>& node, const Report& report) 
   std::vector<std::string> parts;
   for (const auto& [name, count] : kinds) parts.push_back(fmt::format("{} x {}", count, name));
   std::string text = fmt::format("node {}: {}", node->name, join(parts, " + "));
-  if (report.backend == "sim" && report.env.nvidia_visible_devices) {  // a simulated container's share
+  if (report.backend == Backend::kSim && report.env.nvidia_visible_devices) {  // a simulated container's share
     try {
       const ContainerView view = container_view(*node, report.env.nvidia_visible_devices);
       std::vector<std::string> gpus;

@@ -44,7 +44,7 @@ std::optional<Node> node_of(const Report& report) {
   for (const auto& spec : specs) {
     try {
       Node node = load_node_file(resolve_node_path(spec));
-      if (node.name == report.node || report.backend != "sim") return node;
+      if (node.name == report.node || report.backend != Backend::kSim) return node;
     } catch (const NodeError&) {
     }
   }
@@ -118,11 +118,11 @@ Mapping map_devices(const std::optional<Node>& node, const ReportEnvironment& en
 }
 
 Mapping mapping_of(const std::optional<Node>& node, const Report& report) {
-  Mapping start = map_devices(node, report.env, report.backend == "sim");
+  Mapping start = map_devices(node, report.env, report.backend == Backend::kSim);
   const bool changed = report.env_at_exit.cuda_visible_devices != report.env.cuda_visible_devices ||
                        report.env_at_exit.cuda_device_order != report.env.cuda_device_order;
   if (node && changed) {
-    Mapping exit = map_devices(node, report.env_at_exit, report.backend == "sim");
+    Mapping exit = map_devices(node, report.env_at_exit, report.backend == Backend::kSim);
     if (consistent(exit, report) && !consistent(start, report)) {
       exit.changed = true;
       exit.start = report.env;

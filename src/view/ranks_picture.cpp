@@ -32,7 +32,7 @@ void ranks_header(std::string& out, const RankFacts& first_rank, std::size_t ran
                   const PictureStyle& style) {
   const Report& first = first_rank.rank.report;
   const std::optional<Node>& node = first_rank.facts.node;
-  const Mapping shared = map_devices(node, first.env, first.backend == "sim");
+  const Mapping shared = map_devices(node, first.env, first.backend == Backend::kSim);
   std::string node_text = node_summary(node, first);
   if (host_count > 1) node_text += fmt::format(" (each of {} hosts)", host_count);
   Line line;

@@ -150,7 +150,7 @@ std::vector<GpuView> container_smi_view(const ContainerView& view, const std::ve
 }
 
 std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>& gpus) {
-  std::string out = fmt::format("gpulab smi — node {} ({} backend), profile: {}\n", source.node, source.backend,
+  std::string out = fmt::format("gpulab smi — node {} ({} backend), profile: {}\n", source.node, backend_name(source.backend),
                                 source.profile.name());
   if (source.container) {
     out += fmt::format("inside a container: NVIDIA_VISIBLE_DEVICES={} (the host's view: gpulab smi --host)\n", *source.container);
@@ -176,7 +176,7 @@ std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>
 }
 
 std::string render_smi_json(const SmiSource& source, const std::vector<GpuView>& gpus) {
-  nlohmann::json out = {{"backend", source.backend},
+  nlohmann::json out = {{"backend", backend_name(source.backend)},
                         {"node", source.node},
                         {"profile", profile_to_json(source.profile)},
                         {"gpus", nlohmann::json::array()}};
@@ -187,7 +187,7 @@ std::string render_smi_json(const SmiSource& source, const std::vector<GpuView>&
 
 std::string render_smi_watch_frame(const WatchTitle& title, const std::vector<HostView>& hosts, const PictureStyle& style) {
   Frame frame{style, {}};
-  frame.line(fmt::format("gpulab smi --watch · node {} ({}) · {} · every {:g} s{}", title.node, title.backend, title.clock,
+  frame.line(fmt::format("gpulab smi --watch · node {} ({}) · {} · every {:g} s{}", title.node, backend_name(title.backend), title.clock,
                          title.interval_s, title.interactive ? " · q quits" : ""));
   std::uint64_t largest = 0;
   for (const auto& host : hosts)

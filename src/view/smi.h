@@ -17,7 +17,7 @@ namespace gpulab::view {
 /// Whose GPUs these are: the node (or host name on real GPUs), the backend and the profile.
 struct SmiSource {
   std::string node;
-  std::string backend;  ///< "sim" or "cuda"
+  Backend backend = Backend::kSim;
   Profile profile;
   /// Inside a container: NVIDIA_VISIBLE_DEVICES, and the GPUs are the container's.
   std::optional<std::string> container;
@@ -38,7 +38,7 @@ std::string render_smi_json(const SmiSource& source, const std::vector<GpuView>&
 /// The title of a watch frame.
 struct WatchTitle {
   std::string node;
-  std::string backend;
+  Backend backend = Backend::kSim;
   std::string clock;        ///< "HH:MM:SS", when the frame was read
   double interval_s = 0.5;  ///< between refreshes
   bool interactive = false; ///< on a terminal: say that q quits

@@ -56,7 +56,7 @@ std::string arrow(int cuda, int physical) { return "cuda:" + std::to_string(cuda
 Report hand_built(std::optional<std::string> visible) {
   Report report;
   report.lesson = "04";
-  report.backend = "sim";
+  report.backend = Backend::kSim;
   report.node = kDefaultNodeName;
   report.pid = 1234;
   report.env.cuda_visible_devices = visible;

@@ -23,9 +23,9 @@ GpuInventory ask_smi(const Env& env);
 
 // On the simulated node the inventory is the node file; only real GPUs need asking.
 GpuInventory ask(const Env& env) {
-  if (std::string(GPULAB_TEST_BACKEND) == "sim") {
+  if (backend_named(GPULAB_TEST_BACKEND) == Backend::kSim) {
     const Node described = node(value_in(env, "GPULAB_NODE").value_or(kDefaultNodeName));
-    return {"sim", described.name, static_cast<int>(described.gpus.size())};
+    return {Backend::kSim, described.name, static_cast<int>(described.gpus.size())};
   }
   return ask_smi(env);
 }
@@ -40,7 +40,9 @@ GpuInventory ask_smi(const Env& env) {
   if (!result.ok())
     throw std::runtime_error("gpulab smi --json " + result.outcome(options.timeout_s) + ":\n" + result.err);
   const auto report = nlohmann::json::parse(result.out);
-  return {report.at("backend").get<std::string>(), report.at("node").get<std::string>(),
+  const auto backend = backend_named(report.at("backend").get<std::string>());
+  if (!backend) throw std::runtime_error("gpulab smi --json names no known backend:\n" + result.out);
+  return {*backend, report.at("node").get<std::string>(),
           static_cast<int>(report.at("gpus").size())};
 }
 
@@ -78,7 +80,7 @@ std::optional<std::string> missing_gpus(int needed, const Env& env) {
   const GpuInventory& inventory = gpu_inventory(env);
   if (inventory.physical_gpus >= needed) return std::nullopt;
   return "needs " + std::to_string(needed) + (needed == 1 ? " GPU" : " GPUs") + ", found " +
-         std::to_string(inventory.physical_gpus) + " (" + inventory.backend + " backend, " + inventory.node + ")";
+         std::to_string(inventory.physical_gpus) + " (" + backend_name(inventory.backend) + " backend, " + inventory.node + ")";
 }
 
 }  // namespace gpulab::test

@@ -17,13 +17,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpulab/observe.h"
 #include "lesson_run.h"
 
 namespace gpulab::test {
 
-/// What lesson programs run on: "sim" and the scenario's node, or "cuda" and this machine.
+/// What lesson programs run on: the simulated node of the scenario, or this machine's GPUs.
 struct GpuInventory {
-  std::string backend;
+  Backend backend = Backend::kSim;
   std::string node;
   int physical_gpus = 0;
 };

@@ -126,7 +126,7 @@ const T& cached(std::map<std::string, T>& cache, const std::string& key, Make ma
 }  // namespace
 
 bool simulated(const Env& env) {
-  static const bool sim = gpu_inventory(env).backend == "sim";  // the same under every env: asked once
+  static const bool sim = gpu_inventory(env).backend == Backend::kSim;  // the same under every env: asked once
   return sim;
 }
 

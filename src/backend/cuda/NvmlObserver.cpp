@@ -168,7 +168,7 @@ bool visible_process(unsigned pid) {
 
 class NvmlObserver final : public Observer {
  public:
-  std::string backend() const override { return "cuda"; }
+  Backend backend() const override { return Backend::kCuda; }
   std::string node() const override { return host_name(); }
 
   std::vector<GpuView> gpus() override {

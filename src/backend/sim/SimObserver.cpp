@@ -19,7 +19,7 @@ class SimObserver final : public Observer {
   // GPULAB_NODE: observing alone must not initialise CUDA.
   SimObserver() { follow_driver(); }
 
-  std::string backend() const override { return "sim"; }
+  Backend backend() const override { return Backend::kSim; }
   std::string node() const override { return node_.name; }
 
   std::vector<GpuView> gpus() override {

@@ -66,7 +66,7 @@ std::string error_for_text(const std::string& text) {
 TEST_CASE("a valid report becomes plain structs with every field", "[report]") {
   const Report report = parse_report(valid_report().dump(2));
   CHECK(report.lesson == "04");
-  CHECK(report.backend == "sim");
+  CHECK(report.backend == Backend::kSim);
   CHECK(report.node == "dgx-a100");
   CHECK(report.pid == 4242);
   CHECK(report.env.cuda_visible_devices == std::optional<std::string>("2,3,4,5"));

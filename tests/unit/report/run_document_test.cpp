@@ -23,7 +23,7 @@ json report(const std::string& lesson, int rank) {
 
 LaunchSummary two_workers() {
   LaunchSummary summary;
-  summary.backend = "sim";
+  summary.backend = Backend::kSim;
   summary.nnodes = 2;
   summary.nproc_per_node = 1;
   summary.master_port = 29500;
@@ -89,6 +89,15 @@ TEST_CASE("the launch summary round-trips, and a wrong field is named") {
   CHECK(summary.worker(0)->gpus.at(0).peak_bytes == 4096);
   CHECK(summary.worker(1)->host == "node1");
   CHECK(summary.worker(2) == nullptr);
+  CHECK(summary.backend == Backend::kSim);
+
+  // The backend is one of the two, or none ("": no host observed); anything else is refused.
+  json unobserved = json::parse(launch_summary_json(two_workers()));
+  unobserved["backend"] = "";
+  CHECK_FALSE(parse_launch_summary(unobserved.dump()).backend);
+  CHECK(json::parse(launch_summary_json(parse_launch_summary(unobserved.dump())))["backend"] == "");
+  unobserved["backend"] = "Sim";
+  CHECK_THROWS_AS(parse_launch_summary(unobserved.dump()), ReportError);
 
   json broken = json::parse(launch_summary_json(two_workers()));
   broken["workers"][1]["pid"] = "twelve";

@@ -15,7 +15,7 @@ namespace {
 // CUDA_VISIBLE_DEVICES=3,1 on an 8-GPU node: cuda:0 is GPU 3, cuda:1 is GPU 1.
 DevicesListing two_of_eight() {
   DevicesListing listing;
-  listing.backend = "sim";
+  listing.backend = Backend::kSim;
   listing.node = "dgx-a100";
   listing.profile.torch_major = 1;
   listing.profile.torch_minor = 13;

@@ -34,7 +34,7 @@ TEST_CASE("picture mapping: each list entry and the CUDA index it became, or non
 TEST_CASE("picture mapping: unset means every GPU, and with no node file means the tensors alone tell", "[view][picture]") {
   CHECK(facts_of(on_dgx(std::nullopt)).mapping.physical.size() == 8);
   Report real = on_dgx("3");
-  real.backend = "cuda";
+  real.backend = Backend::kCuda;
   real.node = "some-host";  // no node file of that name
   Observation seen;
   seen.label = "end";

@@ -20,7 +20,7 @@ RankReport rank_on(int rank, const std::string& host, const std::string& visible
   r.rank = rank;
   r.host = host;
   r.report.lesson = "13";
-  r.report.backend = "sim";
+  r.report.backend = Backend::kSim;
   r.report.node = "tiny2";
   r.report.env.cuda_visible_devices = visible;
   r.report.env_at_exit = r.report.env;

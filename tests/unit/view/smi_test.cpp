@@ -44,7 +44,7 @@ std::vector<GpuView> two_gpus() {
   return {busy, idle};
 }
 
-const SmiSource kDgx{"dgx-a100", "sim", torch_2_4_on_cuda_12(), std::nullopt};
+const SmiSource kDgx{"dgx-a100", Backend::kSim, torch_2_4_on_cuda_12(), std::nullopt};
 
 }  // namespace
 
@@ -110,7 +110,7 @@ HostView host_with_rank(const std::string& name) {
   return host;
 }
 
-const WatchTitle kTitle{"tiny2", "sim", "12:34:56", 0.5, false};
+const WatchTitle kTitle{"tiny2", Backend::kSim, "12:34:56", 0.5, false};
 
 }  // namespace
 
@@ -140,7 +140,7 @@ TEST_CASE("smi watch frame: several hosts fold their idle GPUs and name each hos
   quiet.gpus[1].used_bytes = 0;
   quiet.processes.clear();
   const std::string text =
-      render_smi_watch_frame({"tiny2", "sim", "00:00:00", 2, true}, {host_with_rank(""), quiet, broken}, {false, 100, true});
+      render_smi_watch_frame({"tiny2", Backend::kSim, "00:00:00", 2, true}, {host_with_rank(""), quiet, broken}, {false, 100, true});
   CHECK(contains(lines_of(text).front(), "every 2 s · q quits"));
   CHECK(contains(text, "host: this one (no GPULAB_HOST)\n"));
   CHECK(contains(text, "host: b (GPULAB_HOST)\n"));

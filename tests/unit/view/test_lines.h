@@ -37,7 +37,7 @@ inline bool contains(const std::string& text, const std::string& piece) { return
 inline gpulab::Report report_on(const std::string& node, std::optional<std::string> visible) {
   gpulab::Report report;
   report.lesson = "04";
-  report.backend = "sim";
+  report.backend = Backend::kSim;
   report.node = node;
   report.env.cuda_visible_devices = std::move(visible);
   report.env_at_exit = report.env;
