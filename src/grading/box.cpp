@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "proc/confine.h"
-#include "proc/temp_dir.h"
+#include "proc/text_file.h"
 
 namespace fs = std::filesystem;
 

@@ -11,6 +11,7 @@
 #include "grading/runner.h"
 #include "proc/leftovers.h"
 #include "proc/temp_dir.h"
+#include "proc/text_file.h"
 #include "report/program_ends.h"
 #include "report/message_text.h"
 

@@ -26,6 +26,7 @@
 #include "proc/leftovers.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
+#include "proc/text_file.h"
 #include "report/outcome.h"
 
 namespace fs = std::filesystem;

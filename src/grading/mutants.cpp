@@ -21,6 +21,7 @@
 #include "proc/leftovers.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
+#include "proc/text_file.h"
 #include "report/message_text.h"
 #include "report/outcome.h"
 

@@ -12,6 +12,7 @@
 #include "proc/confine.h"
 #include "proc/self.h"
 #include "proc/temp_dir.h"
+#include "proc/text_file.h"
 
 namespace fs = std::filesystem;
 

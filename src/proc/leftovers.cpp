@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "proc/temp_dir.h"
+#include "proc/text_file.h"
 
 namespace gpulab {
 

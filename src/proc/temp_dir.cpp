@@ -3,8 +3,6 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -27,13 +25,6 @@ std::string TempDir::fresh(const std::string& name) const {
   std::error_code ignored;
   fs::remove_all(path, ignored);
   return path;
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream all;
-  all << in.rdbuf();
-  return all.str();
 }
 
 }  // namespace gpulab

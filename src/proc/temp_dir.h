@@ -22,7 +22,4 @@ class TempDir {
   std::string path_;
 };
 
-/// The whole text of a file; "" when it cannot be read.
-std::string read_text_file(const std::string& path);
-
 }  // namespace gpulab

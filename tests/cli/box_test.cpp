@@ -29,7 +29,7 @@
 #include "proc/prestart.h"
 #include "lesson_run.h"
 #include "proc/process.h"
-#include "proc/temp_dir.h"
+#include "proc/text_file.h"
 
 using namespace gpulab;
 using namespace gpulab::grading;

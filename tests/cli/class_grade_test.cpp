@@ -26,7 +26,7 @@
 #include "course/manifest.h"
 #include "lesson_run.h"
 #include "proc/process.h"
-#include "proc/temp_dir.h"
+#include "proc/text_file.h"
 
 namespace fs = std::filesystem;
 using namespace gpulab;

@@ -19,7 +19,7 @@
 
 #include "course/manifest.h"
 #include "proc/process.h"
-#include "proc/temp_dir.h"
+#include "proc/text_file.h"
 #include "lesson_run.h"
 
 using namespace gpulab;

@@ -19,6 +19,7 @@
 
 #include "grading/class_grade_internal.h"
 #include "proc/temp_dir.h"
+#include "proc/text_file.h"
 #include "report/outcome.h"
 
 namespace fs = std::filesystem;

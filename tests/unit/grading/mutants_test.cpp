@@ -12,6 +12,7 @@
 
 #include "grading/mutants_internal.h"
 #include "proc/temp_dir.h"
+#include "proc/text_file.h"
 
 namespace fs = std::filesystem;
 using gpulab::CheckCase;
