@@ -251,10 +251,10 @@ TEST_CASE("a confined run cannot see, write to or signal what started it; presta
   }).join();
   REQUIRE(first);
   CHECK(first->out == fresh.out);
-  for (int run = 0; run < 2; ++run) {
+  for (int again = 0; again < 2; ++again) {
     const auto served = made_elsewhere->run(probe_run);
     REQUIRE(served);
-    INFO("run " << run << " of a parent whose thread ended: " << served->outcome(60) << "\n" << served->err);
+    INFO("run " << again << " of a parent whose thread ended: " << served->outcome(60) << "\n" << served->err);
     CHECK(served->signal == 0);
     CHECK(served->out == fresh.out);
   }
