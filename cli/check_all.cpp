@@ -24,11 +24,9 @@ void add_check_all_options(CLI::App& check, GradeOptions& options) {
                  "check all: do not run each lesson again to record where its tensors landed");
 }
 
-void run_check_all(const GradeOptions& options) {
+void run_check_all(const GradeOptions& options, const Workspace&) {
   const Grading grading = grading::grade(options, std::cout);
-  const std::size_t failed = grading.failed();
-  std::cout << fmt::format("\n{} lessons: {} passed, {} failed ({}s of {})\n", grading.lessons.size(),
-                           grading.lessons.size() - failed, failed, grading.target, grading.root);
+  std::cout << grading_summary(grading);
   if (!options.json.empty()) {
     std::ofstream file(options.json);
     file << grading::grading_json(grading).dump(2) << '\n';
@@ -43,7 +41,7 @@ void run_check_all(const GradeOptions& options) {
       throw Failure(Outcome::kUsage, fmt::format("cannot write {}", options.junit));
     }
   }
-  if (failed > 0) throw Ended{Outcome::kChecksFailed};
+  if (grading.failed() > 0) throw Ended{Outcome::kChecksFailed};
 }
 
 }  // namespace gpulab::cli

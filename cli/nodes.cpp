@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "course/manifest.h"
 #include "model/node.h"
 
 namespace gpulab::cli {
@@ -37,9 +36,9 @@ std::vector<std::string> node_files(const std::string& dir, bool& readable) {
 
 }  // namespace
 
-void setup_nodes(CLI::App& app) {
+void setup_nodes(CLI::App& app, Workspace& workspace) {
   auto* cmd = app.add_subcommand("nodes", "the simulated nodes you can pick with GPULAB_NODE=<name>");
-  cmd->callback([] {
+  cmd->callback([&workspace] {
     struct Entry {
       std::string file;  // name.json: GPULAB_NODE=name picks it
       std::string dir;
@@ -54,7 +53,7 @@ void setup_nodes(CLI::App& app) {
         if (seen.insert(file).second) entries.push_back({file, custom, true});
       if (!readable) std::cerr << fmt::format("gpulab: GPULAB_NODES_DIR '{}' is not a folder gpulab can read\n", custom);
     }
-    const std::string builtin = load_manifest().root + "/nodes";
+    const std::string builtin = workspace.manifest().root + "/nodes";
     bool readable = false;
     for (auto& file : node_files(builtin, readable))
       if (seen.insert(file).second) entries.push_back({file, builtin, false});

@@ -41,6 +41,7 @@ PARTS = {
     "course":       ["src/course"],
     "grading":      ["src/grading"],
     "view":         ["src/view"],
+    "workspace":    ["src/workspace"],
     "tutor":        ["src/tutor"],
     "classroom":    ["src/classroom"],
     "backend/sim":  ["src/backend/sim"],
@@ -78,8 +79,9 @@ MAY_USE = {
     "course":       ["model", "report", "proc"],
     "grading":      ["model", "state", "proc", "report", "course"],
     "view":         ["model", "state", "report", "course"],
-    "tutor":        ["model", "state", "proc", "report", "course", "grading", "view"],
-    "classroom":    ["model", "state", "proc", "report", "course", "grading", "view", "tutor"],
+    "workspace":    ["model", "state", "proc", "report", "course", "grading", "view"],
+    "tutor":        ["model", "state", "proc", "report", "course", "grading", "view", "workspace"],
+    "classroom":    ["model", "state", "proc", "report", "course", "grading", "view", "workspace", "tutor"],
     "backend":      ["model"],
     "backend/sim":  ["model", "state", "report", "backend"],
     "backend/cuda": ["model", "report", "backend"],
@@ -87,14 +89,14 @@ MAY_USE = {
     "pch":          [],
     "libgpulab":    ["model", "state", "proc", "report", "backend"],
     "public":       [],
-    "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "classroom",
+    "cli":          ["model", "state", "proc", "report", "course", "grading", "view", "workspace", "tutor", "classroom",
                      "backend"],
 }
 # Every part may include the public headers (include/gpulab), except as TORCH_FREE says.
 
 # The torch-free modules (static libraries, no LibTorch) and the public headers that need
 # LibTorch, which they so must not include. observe.h and warnings.h are torch-free.
-TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "classroom"]
+TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "workspace", "tutor", "classroom"]
 TORCH_PUBLIC_HEADERS = ["include/gpulab/lesson.h", "include/gpulab/data_parallel.h",
                         "include/gpulab/distributed.h", "include/gpulab/cuda.h", "include/gpulab/threads.h",
                         "include/gpulab/processes.h"]

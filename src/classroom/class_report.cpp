@@ -20,6 +20,7 @@
 #include "grading/class_names.h"
 #include "proc/process.h"
 #include "report/message_text.h"
+#include "report/outcome.h"
 
 namespace fs = std::filesystem;
 
@@ -212,7 +213,7 @@ StudentTree read_student(const std::string& dir, const std::string& name) {
     student.problem = std::string("its progress file (") + kProgressFile + ") " + file.problem;
     return student;
   }
-  student.progress = tutor::parse_progress(*file.text, &student.skipped);  // an empty file reads as no progress
+  student.progress = parse_progress(*file.text, &student.skipped);  // an empty file reads as no progress
   return student;
 }
 
@@ -475,7 +476,7 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
     lesson.title = entry.title;
     lesson.scenario = entry.scenario_text();
     lesson.students = report.students;
-    std::vector<const tutor::LessonProgress*> started;
+    std::vector<const LessonProgress*> started;
     for (const StudentTree* student : read) {
       const auto found = student->progress->lessons.find(id);
       if (found == student->progress->lessons.end()) continue;
@@ -535,6 +536,25 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
     report.lessons.push_back(std::move(lesson));
   }
   return report;
+}
+
+view::ClassReport make_report(const Workspace& workspace, const ReportRequest& request, std::ostream& log,
+                              std::size_t& students_given) {
+  const Manifest& manifest = workspace.manifest();
+  auto students = read_students(request.dirs);
+  students_given = students.size();
+  std::optional<GradesRead> grades;
+  if (!request.grades_dir.empty()) {
+    std::error_code error;
+    if (!fs::is_directory(request.grades_dir, error))
+      throw Failure(Outcome::kUsage, "--grades " + request.grades_dir + ": no such folder (class grade's --out)");
+    grades = read_grades(request.grades_dir, students);
+  }
+  std::map<std::string, LessonTruth> lesson_truths;
+  if (!request.no_truth)
+    lesson_truths = truths(manifest, lessons_started(manifest, students), workspace.builder(), workspace.programs(),
+                           request.timeout_s, log);
+  return tally(manifest, students, lesson_truths, !request.no_truth, request.profile, grades ? &*grades : nullptr);
 }
 
 }  // namespace gpulab::classroom

@@ -5,7 +5,7 @@ Copies src/, include/ and cli/ of the source tree into a temporary folder, plant
 wrong-way includes, each in a new file of its part after a right-way one, and expects the
 check to exit 1 naming each, with its rule (and not the right-way ones):
 
-  src/model/planted.cpp    #include "tutor/progress.h"                     (model may use no module)
+  src/model/planted.cpp    #include "workspace/progress.h"                     (model may use no module)
   src/grading/planted.cpp  #include "backend/sim/runtime/driver.h"         (only backend/sim may)
   cli/planted.cpp          #include "../src/backend/sim/aten/HostAlias.h"  (the same, by relative path)
 
@@ -19,7 +19,7 @@ import tempfile
 
 PLANTED = [
     # (new file, a right-way include, the wrong-way include, what the message must say)
-    ("src/model/planted.cpp", "model/node.h", "tutor/progress.h", "model may not include tutor"),
+    ("src/model/planted.cpp", "model/node.h", "workspace/progress.h", "model may not include workspace"),
     ("src/grading/planted.cpp", "report/verdict.h", "backend/sim/runtime/driver.h",
      "only src/backend/sim includes src/backend/sim"),
     # a relative path reaches the simulator's insides too
