@@ -1,16 +1,40 @@
-// gpulab check NN: builds lesson NN and its checks in process, runs its checks — the same ones CI runs against the solution —
-// against your exercise, and says in the lesson's terms what is still wrong.
+// gpulab check NN: builds lesson NN and its checks in process, runs the checks — the same
+// ones CI runs against the solution — against your exercise, and says in the lesson's terms
+// what is still wrong. gpulab check all: every lesson graded (src/grading), as JUnit and JSON.
 #include <iostream>
 
 #include <fmt/format.h>
 
-#include "check_all.h"
 #include "commands.h"
+#include "grading/grading.h"
 #include "grading/runner.h"
 #include "report/outcome.h"
 
 namespace gpulab::cli {
 namespace {
+using grading::GradeOptions;
+
+// `check all`'s options, on the `check` subcommand.
+void add_check_all_options(CLI::App& check, GradeOptions& options) {
+  check.add_option("--junit", options.junit, "check all: write JUnit XML here (Catch2's reports, one testsuite per lesson)");
+  check.add_option("--json", options.json, "check all: write each lesson's status, failed checks and placement as JSON here");
+  check.add_option("--root", options.root, "check all: grade the exercises of this checkout (a student's) instead of yours");
+  check.add_option("--build-dir", options.build_dir, "check all --root: build the student's programs here")
+      ->default_str("build/grading/<name>-<hash>");
+  check.add_option("--timeout", options.timeout_s, "seconds each lesson's checks may run")->capture_default_str();
+  check.add_option("--lessons", options.lessons, "check all: only these lessons, e.g. 01,04")->delimiter(',');
+  check.add_flag("--fail-fast", options.fail_fast, "check all: stop each lesson's checks at their first failure");
+  check.add_flag("--no-placement", [&options](std::int64_t) { options.placement = false; },
+                 "check all: do not run each lesson again to record where its tensors landed");
+}
+
+void run_check_all(const GradeOptions& options) {
+  const grading::Grading grading = grading::grade(options, std::cout);
+  std::cout << grading_summary(grading);
+  grading::write_grading_files(options, grading);
+  if (grading.failed() > 0) throw Ended{Outcome::kChecksFailed};
+}
+
 struct CheckOptions {
   std::string lesson;
   bool solution = false;
@@ -57,7 +81,7 @@ void setup_check(CLI::App& app, Workspace& workspace) {
       throw Failure(Outcome::kUsage, "--stretch checks one lesson's stretch task; `check all` grades the tasks");
     if (options->lesson == "all") {
       options->all.solution = options->solution;
-      return run_check_all(options->all, workspace);
+      return run_check_all(options->all);
     }
     for (const char* only_all : {"--junit", "--json", "--root", "--build-dir", "--lessons", "--no-placement", "--fail-fast"})
       if (cmd->count(only_all) > 0) throw Failure(Outcome::kUsage, fmt::format("{} is for `check all`, not one lesson", only_all));

@@ -2,8 +2,6 @@
 // and grade-in-box, what runs in each box (not for people: hidden from --help).
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "commands.h"
 #include "grading/class_grade.h"
 #include "report/outcome.h"
@@ -34,11 +32,9 @@ void add_class_grade(CLI::App& klass, Workspace&) {
     options->limits.memory_bytes = static_cast<std::uint64_t>(*memory_gib * (1ull << 30));
     options->limits.disk_bytes = static_cast<std::uint64_t>(*disk_mib * (1ull << 20));
     const auto students = grading::grade_class(*options, std::cout);
-    std::size_t graded = 0;
-    for (const auto& student : students) graded += student.status == "graded" ? 1 : 0;
-    std::cout << fmt::format("\n{} students: {} graded, {} not ({}/class.json)\n", students.size(), graded,
-                             students.size() - graded, options->out);
-    if (graded != students.size()) throw Ended{Outcome::kChecksFailed};
+    std::cout << grading::class_summary_line(students, options->out);
+    for (const auto& student : students)
+      if (student.status != "graded") throw Ended{Outcome::kChecksFailed};
   });
 
   auto in_box = std::make_shared<GradeOptions>();

@@ -2,16 +2,11 @@
 // questions, against the truth the tutorial scored them with (docs/class.md). The counting
 // and the truth run once per lesson are src/classroom/class_report.h's, the tables and the
 // page src/view/class_report.h's; this file reads the options and writes the files.
-#include <fstream>
 #include <iostream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
 #include "classroom/class_report.h"
 #include "commands.h"
-#include "report/outcome.h"
 #include "view/class_report.h"
 
 namespace gpulab::cli {
@@ -23,29 +18,11 @@ struct ClassReportOptions {
   std::string html_file;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw Failure(Outcome::kUsage, "cannot write " + path);
-}
-
 void class_report(const ClassReportOptions& options, const Workspace& workspace) {
   std::size_t students = 0;
   const view::ClassReport report = classroom::make_report(workspace, options.request, std::cerr, students);
   std::cout << view::class_report_text(report);
-  if (!options.json_file.empty()) {
-    write_file(options.json_file,
-               view::class_report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    std::cout << "\nwrote " << options.json_file << '\n';
-  }
-  if (!options.html_file.empty()) {
-    write_file(options.html_file, view::class_report_html(report));
-    std::cout << (options.json_file.empty() ? "\n" : "") << "wrote " << options.html_file << '\n';
-  }
-  const std::size_t problems = report.problems.size();
-  std::cout << fmt::format("\nclass report: {} of {} student{} read{}\n", report.students, students,
-                           students == 1 ? "" : "s",
-                           problems == 0 ? "" : fmt::format("; {} problem{} (listed above)", problems, problems == 1 ? "" : "s"));
+  classroom::write_report(report, options.json_file, options.html_file, students, std::cout);
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "course/lesson_rules.h"
 #include "grading/mutants.h"
 #include "grading/shipped_lessons.h"
 #include "report/outcome.h"
@@ -29,20 +28,9 @@ void dev_check(const DevCheckOptions& options, const Workspace& workspace) {
   const std::string root = options.root.empty() ? workspace.manifest().root : options.root;
   if (!options.root.empty() && !options.quick)
     throw Failure(Outcome::kUsage, "dev check --root checks another tree's structure only; add --quick");
-  LessonRulesResult rules = check_lesson_rules(root);
-  std::vector<std::string>& problems = rules.problems;
-  if (!options.quick) {
-    auto more = grading::shipped_lesson_problems(rules.listed, options.timeout_s);
-    problems.insert(problems.end(), more.begin(), more.end());
-  }
-  for (const auto& problem : problems) std::cout << problem << '\n';
-  if (!problems.empty()) {
-    std::cout << fmt::format("\ndev check: {} problem{} in {}\n", problems.size(), problems.size() == 1 ? "" : "s", root);
-    throw Ended{Outcome::kChecksFailed};
-  }
-  std::cout << fmt::format("dev check: {} lessons, {}\n", rules.listed.size(),
-                           options.quick ? "structure only (--quick): manifest, files, hints, predictions"
-                                         : "structure, exercises failing and solutions passing their checks");
+  const grading::DevCheck check = grading::dev_check(root, options.quick, options.timeout_s);
+  std::cout << check.text;
+  if (!check.ok) throw Ended{Outcome::kChecksFailed};
 }
 
 }  // namespace

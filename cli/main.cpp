@@ -38,9 +38,7 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, and the usage exit code whatever CLI11's own code for the error is.

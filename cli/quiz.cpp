@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <string>
 
@@ -78,22 +77,13 @@ bool play_round(QuizTerminal& terminal, tutor::QuizPlan& plan, int round, int ro
   const tutor::QuizScenario s = plan.next();
   const Node node = tutor::quiz_node(s.node);
   const tutor::QuizTruth truth = truth_of(s);
-  std::ostream& out = terminal.out();
-  out << tutor::round_text(round, rounds, s, node);
+  terminal.out() << tutor::round_text(round, rounds, s, node);
   const auto answer = terminal.answer();
   if (!answer) return false;
-  const auto& [given, line] = *answer;
-  const bool right = tutor::correct(given, truth);
-  const bool scored = !tutor::rests_on_fastest_first(s, node);
-  out << "  result: " << (right ? terminal.paint("32", "correct") : terminal.paint("31", "incorrect"))
-      << (given.kind == QuizAnswer::kUnparsable ? fmt::format(" (could not read '{}': expected {})", line, tutor::kExpectedAnswer) : "")
-      << (scored ? "" : " (not scored: the answer rests on gpulab's model of FASTEST_FIRST, a heuristic, not a documented CUDA rule)")
-      << '\n';
-  out << "  truth: " << tutor::truth_text(truth) << '\n';
-  if (truth.error) out << "  error: " << truth.message << '\n';
-  const std::string why = tutor::why_text(s, node, truth);
-  out << "  why: " << why << '\n';
-  results.push_back(tutor::round_json(round, s, line, truth, right, scored, why));
+  const auto paint = [&terminal](const char* code, const std::string& text) { return terminal.paint(code, text); };
+  const tutor::RoundResult result = tutor::score_round(round, s, node, truth, answer->first, answer->second, paint);
+  terminal.out() << result.text;
+  results.push_back(result.json);
   return true;
 }
 
@@ -104,42 +94,15 @@ void run_quiz(const QuizOptions& options) {
   terminal.out() << fmt::format("seed {} — replay with --seed {}\n", seed, seed);
   tutor::QuizPlan plan(seed);
   nlohmann::json rounds = nlohmann::json::array();
-  int score = 0, asked = 0, scored = 0;
   bool ended_early = false;
-  for (int round = 1; round <= options.rounds; ++round) {
+  for (int round = 1; round <= options.rounds && !ended_early; ++round)
     if (!play_round(terminal, plan, round, options.rounds, rounds)) {
       ended_early = true;
-      terminal.out() << fmt::format("\nend of input: the quiz stops after {} of {} rounds\n", asked, options.rounds);
-      break;
+      terminal.out() << fmt::format("\nend of input: the quiz stops after {} of {} rounds\n", rounds.size(), options.rounds);
     }
-    ++asked;
-    if (!rounds.back().at("scored").get<bool>()) continue;
-    ++scored;
-    score += rounds.back().at("correct").get<bool>() ? 1 : 0;
-  }
-  terminal.out() << fmt::format("\nscore: {}/{}\n", score, scored);
-  // By idea: what to revisit. Only scored rounds count.
-  std::map<std::string, std::pair<int, int>> topics;  // "05 a new thread's current device" -> right, asked
-  for (const auto& r : rounds)
-    if (r.at("scored").get<bool>()) {
-      auto& [right, of] = topics[r.at("lesson").get<std::string>() + " " + r.at("topic").get<std::string>()];
-      right += r.at("correct").get<bool>() ? 1 : 0;
-      ++of;
-    }
-  if (!topics.empty()) terminal.out() << "by lesson (revisit the ones you missed with ./gpulab explain NN):\n";
-  nlohmann::json by_topic = nlohmann::json::object();
-  for (const auto& [topic, result] : topics) {
-    terminal.out() << fmt::format("  {}/{}  lesson {}\n", result.first, result.second, topic);
-    by_topic[topic] = {{"correct", result.first}, {"scored", result.second}};
-  }
-  if (scored < asked)
-    terminal.out() << fmt::format("({} of {} rounds rested on gpulab's model of FASTEST_FIRST and were not scored)\n",
-                                  asked - scored, asked);
-  if (options.json)
-    std::cout << nlohmann::json{{"seed", seed},   {"rounds", rounds}, {"score", score},     {"asked", asked},
-                                {"scored", scored}, {"by_topic", by_topic}, {"ended_early", ended_early}}
-                     .dump(2)
-              << '\n';
+  const tutor::QuizSummary summary = tutor::quiz_summary(seed, rounds, ended_early);
+  terminal.out() << summary.text;
+  if (options.json) std::cout << summary.json.dump(2) << '\n';
 }
 
 }  // namespace

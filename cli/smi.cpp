@@ -3,7 +3,6 @@
 // its rank and its memory per GPU, on every simulated host (docs/node-picture.md).
 // Here: the options, the terminal and the wiring; view/smi.h renders, state/host_states.h lists.
 #include <poll.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,9 +11,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 
 #include "commands.h"
+#include "terminal.h"
 #include "gpulab/observe.h"
 #include "model/container.h"
 #include "model/node.h"
@@ -41,17 +40,8 @@ void run_smi(const SmiOptions& options) {
   view::SmiSource source{observer->node(), observer->backend(), active_profile(), std::nullopt};
   // In a simulated container, nvidia-smi sees the container's GPUs (on real GPUs the
   // runtime already did that); --host is the operator's view from outside.
-  if (observer->backend() == "sim" && !options.host) {
-    const ContainerView container = current_container_view(load_selected_node());
-    if (!container.has_driver())
-      throw std::runtime_error("NVIDIA_VISIBLE_DEVICES=" + container.value.value_or("") +
-                               ": not a GPU container: the runtime injects no driver, so there is no nvidia-smi in it "
-                               "(gpulab smi --host shows the host)");
-    if (container.in_container()) {
-      source.container = container.value.value_or("");
-      gpus = view::container_smi_view(container, gpus);
-    }
-  }
+  if (observer->backend() == "sim" && !options.host)
+    view::enter_container(current_container_view(load_selected_node()), source, gpus);
   std::cout << (options.json ? view::render_smi_json(source, gpus) : view::render_smi_table(source, gpus));
 }
 
@@ -68,13 +58,7 @@ class Watcher {
 
   std::vector<HostView> read() {
     if (states_) return states_->read();
-    std::vector<HostGpu> gpus;
-    std::vector<ObservedUsage> usages;
-    for (const GpuView& gpu : observer_->gpus()) {
-      gpus.push_back({gpu.physical_index, gpu.name, gpu.total_bytes, gpu.used_bytes});
-      for (const auto& p : gpu.processes) usages.push_back({p.pid, p.name, gpu.physical_index, p.used_bytes});
-    }
-    return {observed_host(std::move(gpus), usages)};
+    return {observed_host(observer_->gpus())};
   }
 
   view::WatchTitle title(const SmiOptions& options, bool interactive) const {
@@ -108,17 +92,8 @@ class TerminalSession {
     sigaction(SIGINT, &action, &old_int_);  // no SA_RESTART: the wait returns at once
     sigaction(SIGTERM, &action, &old_term_);
     if (interactive_) std::cout << "\x1b[?1049h\x1b[?25l" << std::flush;
-    keys_ = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &saved_) == 0;
-    if (keys_) {
-      termios raw = saved_;
-      raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
-      raw.c_cc[VMIN] = 0;
-      raw.c_cc[VTIME] = 0;
-      tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-    }
   }
   ~TerminalSession() {
-    if (keys_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
     if (interactive_) std::cout << "\x1b[?25h\x1b[?1049l" << std::flush;
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
@@ -133,8 +108,8 @@ class TerminalSession {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) return false;
       pollfd fd{STDIN_FILENO, POLLIN, 0};
-      const int ready = poll(&fd, keys_ ? 1 : 0, static_cast<int>(left));
-      if (ready > 0 && keys_) {
+      const int ready = poll(&fd, keys_.active() ? 1 : 0, static_cast<int>(left));
+      if (ready > 0 && keys_.active()) {
         char key = 0;
         while (::read(STDIN_FILENO, &key, 1) == 1)
           if (key == 'q' || key == 'Q') return true;
@@ -145,8 +120,7 @@ class TerminalSession {
 
  private:
   bool interactive_;
-  bool keys_ = false;
-  termios saved_{};
+  RawKeys keys_{/*polled=*/true};  // q stops the watch
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };

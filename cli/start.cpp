@@ -122,29 +122,15 @@ class Start {
 
   // The picture's run, with the checks beside it when they follow.
   void run(const LessonEntry& lesson, const Action& action) {
-    if (action.checks_follow) checks_beside_.emplace(lesson.id, checks_request(action), workspace_.programs());
-    const grading::RunResult result = grading::run_lesson(lesson, run_request(), workspace_.programs());
+    if (action.checks_follow) checks_beside_.emplace(lesson.id, tutor_.checks_request(action), workspace_.programs());
+    const grading::RunResult result = grading::run_lesson(lesson, tutor_.run_request(), workspace_.programs());
     perform(tutor_.on_run(result));
     checks_beside_.reset();  // taken by checks(); or, when the run failed, stopped unseen
   }
 
   grading::ChecksResult checks(const LessonEntry& lesson, const Action& action) {
     if (checks_beside_) return checks_beside_->result();
-    return grading::run_checks(lesson.id, checks_request(action), workspace_.programs());
-  }
-
-  grading::RunRequest run_request() const {
-    grading::RunRequest request;
-    request.json = true;
-    request.timeout_s = tutor_.options().timeout_s;
-    return request;
-  }
-
-  grading::ChecksRequest checks_request(const Action& action) const {
-    grading::ChecksRequest request;
-    request.stretch = action.stretch;
-    request.timeout_s = tutor_.options().timeout_s;
-    return request;
+    return grading::run_checks(lesson.id, tutor_.checks_request(action), workspace_.programs());
   }
 
   void save() {

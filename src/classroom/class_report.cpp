@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <system_error>
 
@@ -555,6 +556,27 @@ view::ClassReport make_report(const Workspace& workspace, const ReportRequest& r
     lesson_truths = truths(manifest, lessons_started(manifest, students), workspace.builder(), workspace.programs(),
                            request.timeout_s, log);
   return tally(manifest, students, lesson_truths, !request.no_truth, request.profile, grades ? &*grades : nullptr);
+}
+
+void write_report(const view::ClassReport& report, const std::string& json_file, const std::string& html_file,
+                  std::size_t students_given, std::ostream& out) {
+  const auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw Failure(Outcome::kUsage, "cannot write " + path);
+  };
+  if (!json_file.empty()) {
+    write(json_file, view::class_report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    out << "\nwrote " << json_file << '\n';
+  }
+  if (!html_file.empty()) {
+    write(html_file, view::class_report_html(report));
+    out << (json_file.empty() ? "\n" : "") << "wrote " << html_file << '\n';
+  }
+  const std::size_t problems = report.problems.size();
+  out << fmt::format("\nclass report: {} of {} student{} read{}\n", report.students, students_given,
+                     students_given == 1 ? "" : "s",
+                     problems == 0 ? "" : fmt::format("; {} problem{} (listed above)", problems, problems == 1 ? "" : "s"));
 }
 
 }  // namespace gpulab::classroom

@@ -134,4 +134,11 @@ struct ReportRequest {
 view::ClassReport make_report(const Workspace& workspace, const ReportRequest& request, std::ostream& log,
                               std::size_t& students_given);
 
+/// Writes the report as JSON to `json_file` and as a page to `html_file`, those named, and
+/// says so on `out` ("wrote FILE" lines, after a blank line); then the last line: how many
+/// of the `students_given` were read, and the problems. Throws Failure(kUsage) for a file it
+/// cannot write.
+void write_report(const view::ClassReport& report, const std::string& json_file, const std::string& html_file,
+                  std::size_t students_given, std::ostream& out);
+
 }  // namespace gpulab::classroom

@@ -347,4 +347,10 @@ void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& prog
   }
 }
 
+std::string class_summary_line(const std::vector<StudentGrade>& students, const std::string& out) {
+  const auto graded = std::count_if(students.begin(), students.end(), [](const StudentGrade& s) { return s.status == "graded"; });
+  return fmt::format("\n{} students: {} graded, {} not ({}/class.json)\n", students.size(), graded,
+                     students.size() - static_cast<std::size_t>(graded), out);
+}
+
 }  // namespace gpulab::grading

@@ -43,6 +43,9 @@ struct StudentGrade {
 /// when the grader's own programs do not build.
 std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out);
 
+/// `class grade`'s last line: "\n17 students: 16 graded, 1 not (OUT/class.json)\n".
+std::string class_summary_line(const std::vector<StudentGrade>& students, const std::string& out);
+
 /// One student's <out>/<student>/grading.json: its name, status, limits hit, message and
 /// `grading` (grading_json's document, null without a result). `class report --grades`
 /// reads it back (classroom/class_report.h).

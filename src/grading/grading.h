@@ -64,4 +64,8 @@ nlohmann::json grading_json(const Grading& grading);
 /// <error> for each lesson that gave no report (build failed, timed out, crashed).
 std::string grading_junit(const Grading& grading);
 
+/// Writes options.json (grading_json) and options.junit (grading_junit), those named;
+/// throws Failure(kUsage) when one cannot be written.
+void write_grading_files(const GradeOptions& options, const Grading& grading);
+
 }  // namespace gpulab::grading

@@ -57,4 +57,24 @@ std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>
   return problems;
 }
 
+DevCheck dev_check(const std::string& root, bool quick, double timeout_s) {
+  LessonRulesResult rules = check_lesson_rules(root);
+  std::vector<std::string>& problems = rules.problems;
+  if (!quick) {
+    auto more = shipped_lesson_problems(rules.listed, timeout_s);
+    problems.insert(problems.end(), more.begin(), more.end());
+  }
+  DevCheck check;
+  for (const auto& problem : problems) check.text += problem + '\n';
+  check.ok = problems.empty();
+  if (!check.ok) {
+    check.text += fmt::format("\ndev check: {} problem{} in {}\n", problems.size(), problems.size() == 1 ? "" : "s", root);
+    return check;
+  }
+  check.text += fmt::format("dev check: {} lessons, {}\n", rules.listed.size(),
+                            quick ? "structure only (--quick): manifest, files, hints, predictions"
+                                  : "structure, exercises failing and solutions passing their checks");
+  return check;
+}
+
 }  // namespace gpulab::grading

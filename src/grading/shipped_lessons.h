@@ -12,4 +12,12 @@ namespace gpulab::grading {
 /// problem: the file, then what to do.
 std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>& listed, double timeout_s);
 
+/// `gpulab dev check`: the lessons' rules in the tree at `root` (course/lesson_rules.h) and,
+/// unless `quick`, shipped_lesson_problems. `text`: each problem, then the summary line.
+struct DevCheck {
+  std::string text;
+  bool ok = true;
+};
+DevCheck dev_check(const std::string& root, bool quick, double timeout_s);
+
 }  // namespace gpulab::grading

@@ -58,6 +58,16 @@ ProcessRow describe_process(int pid, const std::string& state_name) {
   return row;
 }
 
+HostView observed_host(const std::vector<GpuView>& gpus) {
+  std::vector<HostGpu> hosts;
+  std::vector<ObservedUsage> usages;
+  for (const GpuView& gpu : gpus) {
+    hosts.push_back({gpu.physical_index, gpu.name, gpu.total_bytes, gpu.used_bytes});
+    for (const auto& p : gpu.processes) usages.push_back({p.pid, p.name, gpu.physical_index, p.used_bytes});
+  }
+  return observed_host(std::move(hosts), usages);
+}
+
 HostView observed_host(std::vector<HostGpu> gpus, const std::vector<ObservedUsage>& usages) {
   HostView view;
   view.gpus = std::move(gpus);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpulab/observe.h"
 #include "model/node.h"
 #include "state/node_state.h"
 
@@ -57,6 +58,8 @@ struct ObservedUsage {
 /// The one machine of real GPUs: its GPUs and a row per process (pid order) with its usage
 /// of each GPU; contexts unknown.
 HostView observed_host(std::vector<HostGpu> gpus, const std::vector<ObservedUsage>& usages);
+/// The same, from what an Observer (NVML) sees of each GPU and its processes.
+HostView observed_host(const std::vector<GpuView>& gpus);
 
 /// Host -> state file of `node`: this host's always (as plain smi shows it, under
 /// GPULAB_HOST when set), with `all_hosts` every other NODE@HOST.state of the state folder.

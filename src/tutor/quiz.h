@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -158,5 +159,27 @@ bool correct(const QuizAnswer& answer, const QuizTruth& truth);
 /// One round as --json lists it.
 nlohmann::json round_json(int round, const QuizScenario& s, const std::string& answer, const QuizTruth& truth,
                           bool right, bool scored, const std::string& why);
+
+// ---- scoring (quiz_score.cpp) --------------------------------------------------------------
+
+/// Colours a text for the terminal (an ANSI code such as "32"), or leaves it as it is.
+using Paint = std::function<std::string(const char* code, const std::string& text)>;
+
+/// One round after the learner's answer: its lines ("  result: …", "  truth: …", the error,
+/// "  why: …") and its JSON (round_json).
+struct RoundResult {
+  std::string text;
+  nlohmann::json json;
+};
+RoundResult score_round(int round, const QuizScenario& s, const Node& node, const QuizTruth& truth, const QuizAnswer& given,
+                        const std::string& line, const Paint& paint);
+
+/// The quiz's end: the score over the scored rounds, by lesson what to revisit, the rounds
+/// not scored; and the --json document.
+struct QuizSummary {
+  std::string text;
+  nlohmann::json json;
+};
+QuizSummary quiz_summary(std::uint32_t seed, const nlohmann::json& rounds, bool ended_early);
 
 }  // namespace gpulab::tutor

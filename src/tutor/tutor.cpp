@@ -77,6 +77,20 @@ std::size_t starting_lesson(const Manifest& manifest, const Progress& progress, 
 
 std::string Tutor::relative_exercise() const { return lesson().source_file(); }
 
+grading::RunRequest Tutor::run_request() const {
+  grading::RunRequest request;
+  request.json = true;
+  request.timeout_s = options_.timeout_s;
+  return request;
+}
+
+grading::ChecksRequest Tutor::checks_request(const Action& action) const {
+  grading::ChecksRequest request;
+  request.stretch = action.stretch;
+  request.timeout_s = options_.timeout_s;
+  return request;
+}
+
 int Tutor::hint_level(const std::string& id) const {
   const auto found = hint_level_.find(id);
   return found == hint_level_.end() ? 0 : found->second;

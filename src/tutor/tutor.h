@@ -97,6 +97,10 @@ class Tutor {
   const TutorOptions& options() const { return options_; }
   /// "lessons/01-meet-the-node/main.cpp"
   std::string relative_exercise() const;
+  /// What a kRun action runs: the report captured, within the time-out.
+  grading::RunRequest run_request() const;
+  /// What a kCheck action (its stretch task or the task) runs, within the time-out.
+  grading::ChecksRequest checks_request(const Action& action) const;
   /// The hint level reached in lesson `id` (0: none shown yet).
   int hint_level(const std::string& id) const;
 

@@ -46,6 +46,14 @@ bool predicted(const Progress& progress, const std::string& lesson_id) {
   return found != progress.lessons.end() && predicted(found->second);
 }
 
+std::string run_banner(const LessonEntry& lesson, bool solution, const std::string& banner, const std::vector<std::string>& args) {
+  std::string text = fmt::format("== lesson {}: {} ({})\n", lesson.id, lesson.title, lesson.source_file(solution));
+  std::string shown = banner;
+  for (const auto& arg : args.empty() ? lesson.args : args) shown += " " + arg;
+  if (!shown.empty()) text += "   scenario:" + shown + '\n';
+  return text;
+}
+
 std::string crash_line(const LessonEntry& lesson, const std::string& what) {
   return fmt::format("gpulab: lesson {} {}. Your files are untouched; fix the code and run it again.\n", lesson.id, what);
 }

@@ -40,6 +40,11 @@ bool predicted(const Progress& progress, const std::string& lesson_id);
 
 // ---- what runs and checks end with ---------------------------------------------------------
 
+/// "== lesson 04: Title (lessons/04-…/main.cpp)\n   scenario: CUDA_VISIBLE_DEVICES=2,3 ARGS\n":
+/// what `gpulab run` says before it runs (`banner`: the scenario's, grading::scenario_of;
+/// `args`: the learner's, else the manifest's).
+std::string run_banner(const LessonEntry& lesson, bool solution, const std::string& banner, const std::vector<std::string>& args);
+
 /// "gpulab: lesson 04 crashed with SIGSEGV (signal 11). Your files are untouched; fix the
 /// code and run it again.\n": a run that crashed or timed out (`what` says how).
 std::string crash_line(const LessonEntry& lesson, const std::string& what);

@@ -90,6 +90,12 @@ TEST_CASE("the verdict, summary and crash lines", "[workspace]") {
   LessonEntry l = lesson("04");
   CHECK(checks_header(l, false) == "== lesson 04: checking your exercise's task (lessons/04-the-slug/main.cpp)\n");
   CHECK(checks_header(l, true, true) == "== lesson 04: checking the solution's stretch task (solutions/04-the-slug/main.cpp)\n");
+  l.args = {"--steps", "2"};
+  CHECK(run_banner(l, false, " CUDA_VISIBLE_DEVICES=2,3", {}) ==
+        "== lesson 04: Lesson 04 (lessons/04-the-slug/main.cpp)\n   scenario: CUDA_VISIBLE_DEVICES=2,3 --steps 2\n");
+  CHECK(run_banner(l, true, "", {"x"}) == "== lesson 04: Lesson 04 (solutions/04-the-slug/main.cpp)\n   scenario: x\n");
+  l.args.clear();
+  CHECK(run_banner(l, false, "", {}) == "== lesson 04: Lesson 04 (lessons/04-the-slug/main.cpp)\n");
   CHECK(crash_line(l, "crashed with SIGSEGV (signal 11)") ==
         "gpulab: lesson 04 crashed with SIGSEGV (signal 11). Your files are untouched; fix the code and run it again.\n");
 
