@@ -37,32 +37,23 @@ void run_check_all(const GradeOptions& options) {
 
 struct CheckOptions {
   std::string lesson;
-  bool solution = false;
-  bool verbose = false;
-  bool stretch = false;  ///< the lesson's optional stretch task instead of its task
+  grading::ChecksRequest request;  ///< --solution, --verbose (raw), --stretch
   grading::GradeOptions all;  ///< `check all`'s options; --timeout applies to one lesson too
 };
 
 void check_lesson(const CheckOptions& options, const Workspace& workspace) {
   const LessonEntry& lesson = workspace.lesson(options.lesson);
-  workspace.build_for_command({lesson.program_target(options.solution), lesson.checks_target()}, std::cerr);
-  std::cout << checks_header(lesson, options.stretch, options.solution);
-  grading::ChecksRequest request;
-  request.solution = options.solution;
-  request.stretch = options.stretch;
-  request.raw = options.verbose;
+  grading::ChecksRequest request = options.request;
   request.timeout_s = options.all.timeout_s;
+  workspace.build_for_command({lesson.program_target(request.solution), lesson.checks_target()}, std::cerr);
+  std::cout << checks_header(lesson, request.stretch, request.solution);
   const grading::ChecksResult checks = grading::run_checks(lesson.id, request, workspace.programs());
-  if (checks.no_stretch_task) {
-    std::cout << fmt::format("lesson {} has no stretch task.\n", lesson.id);
-    return;
-  }
-  if (!options.verbose && !checks.has_verdict) {
+  if (!checks.no_stretch_task && !request.raw && !checks.has_verdict) {
     std::cerr << fmt::format("gpulab: lesson {}: {}", lesson.id, checks.message);
     throw Ended{checks.outcome};
   }
-  std::cout << verdict_lines(lesson, checks, options.stretch, options.verbose);
-  if (checks.outcome != Outcome::kOk) throw Ended{checks.outcome};
+  std::cout << verdict_lines(lesson, checks, request.stretch, request.raw);
+  if (!checks.no_stretch_task && checks.outcome != Outcome::kOk) throw Ended{checks.outcome};
 }
 }  // namespace
 
@@ -70,17 +61,17 @@ void setup_check(CLI::App& app, Workspace& workspace) {
   auto options = std::make_shared<CheckOptions>();
   auto* cmd = app.add_subcommand("check", "check your exercise against the lesson's tests");
   cmd->add_option("lesson", options->lesson, "lesson number, e.g. 04, or all (every lesson, for grading)")->required();
-  auto* solution = cmd->add_flag("--solution", options->solution, "check the reference solution instead");
+  auto* solution = cmd->add_flag("--solution", options->request.solution, "check the reference solution instead");
   if (workspace.student_edition()) solution->group("");  // a student edition has none: not in its help
-  cmd->add_flag("--verbose,-v", options->verbose, "show the checks' raw output (Catch2's report)");
-  cmd->add_flag("--stretch", options->stretch, "check the lesson's optional stretch task instead of its task");
+  cmd->add_flag("--verbose,-v", options->request.raw, "show the checks' raw output (Catch2's report)");
+  cmd->add_flag("--stretch", options->request.stretch, "check the lesson's optional stretch task instead of its task");
   add_check_all_options(*cmd, options->all);
   cmd->callback([options, cmd, &workspace] {
-    if (options->solution) workspace.require_solutions("--solution");
-    if (options->stretch && options->lesson == "all")
+    if (options->request.solution) workspace.require_solutions("--solution");
+    if (options->request.stretch && options->lesson == "all")
       throw Failure(Outcome::kUsage, "--stretch checks one lesson's stretch task; `check all` grades the tasks");
     if (options->lesson == "all") {
-      options->all.solution = options->solution;
+      options->all.solution = options->request.solution;
       return run_check_all(options->all);
     }
     for (const char* only_all : {"--junit", "--json", "--root", "--build-dir", "--lessons", "--no-placement", "--fail-fast"})

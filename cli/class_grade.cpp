@@ -10,7 +10,7 @@ namespace gpulab::cli {
 using grading::ClassOptions;
 using grading::GradeOptions;
 
-void add_class_grade(CLI::App& klass, Workspace&) {
+void add_class_grade(CLI::App& klass) {
   auto options = std::make_shared<ClassOptions>();
   auto* grade = klass.add_subcommand("grade", "grade students' trees, each in a box of its own (docs/class.md)");
   grade->add_option("trees", options->students, "the students' trees (each with lessons/)")->required()->expected(-1);
@@ -56,7 +56,7 @@ void setup_class(CLI::App& app, Workspace& workspace) {
   auto* klass = app.add_subcommand("class", "for instructors: a class's trees at once: their predictions, their grades (docs/class.md)");
   klass->require_subcommand(1);
   add_class_report(*klass, workspace);
-  add_class_grade(*klass, workspace);
+  add_class_grade(*klass);
 }
 
 }  // namespace gpulab::cli

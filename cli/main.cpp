@@ -7,7 +7,6 @@
 #include "commands.h"
 #include "report/outcome.h"
 
-
 int main(int argc, char** argv) {
   CLI::App app{"gpulab — where do my tensors land? A LibTorch GPU-placement tutorial."};
   app.require_subcommand(1);

@@ -2,7 +2,6 @@
 // default scenario, then draws the node. Environment variables you set yourself win over
 // the scenario's.
 #include <iostream>
-#include <optional>
 
 #include <fmt/format.h>
 

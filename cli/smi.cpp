@@ -48,34 +48,13 @@ void run_smi(const SmiOptions& options) {
 // ---------------------------------------------------------------------------------------
 // The live view.
 
-// The hosts to watch: every simulated host's node state, or on real GPUs the one machine
-// the observer (NVML) sees.
-class Watcher {
- public:
-  explicit Watcher(bool all_hosts) : observer_(make_observer()) {
-    if (observer_->backend() == "sim") states_.emplace(load_selected_node(), all_hosts);
-  }
-
-  std::vector<HostView> read() {
-    if (states_) return states_->read();
-    return {observed_host(observer_->gpus())};
-  }
-
-  view::WatchTitle title(const SmiOptions& options, bool interactive) const {
-    const std::time_t now = std::time(nullptr);
-    char clock[16];
-    std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&now));
-    return {observer_->node(), observer_->backend(), clock, options.interval_s, interactive};
-  }
-
- private:
-  std::unique_ptr<Observer> observer_;
-  std::optional<HostStates> states_;
-};
-
-std::string frame(Watcher& watcher, const SmiOptions& options, const view::PictureStyle& style, bool interactive) {
-  const auto hosts = watcher.read();
-  return view::render_smi_watch_frame(watcher.title(options, interactive), hosts, style);
+std::string frame(WatchedHosts& hosts, const SmiOptions& options, bool interactive) {
+  const std::time_t now = std::time(nullptr);
+  char clock[16];
+  std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&now));
+  const Observer& observer = hosts.observer();
+  const view::WatchTitle title{observer.node(), observer.backend(), clock, options.interval_s, interactive};
+  return view::render_smi_watch_frame(title, hosts.read(), view::stdout_style());
 }
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -126,16 +105,16 @@ class TerminalSession {
 };
 
 void watch_smi(const SmiOptions& options) {
-  Watcher watcher(options.all_hosts || options.watch);
+  WatchedHosts hosts(make_observer(), options.all_hosts || options.watch);
   const bool interactive = options.watch && isatty(STDOUT_FILENO) == 1;
   if (!options.watch) {  // --all-hosts alone: one snapshot
-    std::cout << frame(watcher, options, view::stdout_style(), false) << std::flush;
+    std::cout << frame(hosts, options, false) << std::flush;
     return;
   }
   g_stop = 0;
   TerminalSession terminal(interactive);
   for (int n = 0; options.count <= 0 || n < options.count; ++n) {
-    const std::string text = frame(watcher, options, view::stdout_style(), interactive);
+    const std::string text = frame(hosts, options, interactive);
     if (interactive) std::cout << "\x1b[H\x1b[2J" << text << std::flush;
     else std::cout << (n > 0 ? std::string(40, '-') + "\n" : "") << text << std::flush;
     if (options.count > 0 && n + 1 >= options.count) break;

@@ -10,8 +10,6 @@
 #include <iostream>
 #include <optional>
 
-#include <fmt/format.h>
-
 #include "commands.h"
 #include "course/reset.h"
 #include "grading/grading.h"
@@ -33,7 +31,10 @@ class Start {
       : workspace_(workspace), tutor_(workspace, options, view::stdout_style()) {
     // The first question needs the lesson's program: built now, quietly (one that does not
     // compile is the tutorial's to show); then what the learner will want next, behind it.
-    workspace_.builder().build({tutor_.lesson().program_target()});
+    try {
+      workspace_.builder().build({tutor_.lesson().program_target()});
+    } catch (const std::exception&) {  // no build tool: the tutorial's own build will say so
+    }
     const auto first = static_cast<std::size_t>(&tutor_.lesson() - tutor_.manifest().lessons.data());
     prebuild_.emplace(workspace_.build_dir(), workspace_.targets_ahead(first));
   }

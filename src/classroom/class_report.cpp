@@ -406,14 +406,14 @@ std::map<std::string, LessonTruth> truths(const Manifest& manifest, const std::v
     const LessonEntry& lesson = manifest.find(id);
     if (lesson.predictions.empty()) continue;
     log << fmt::format("class report: running lesson {}'s exercise for the truth...\n", id) << std::flush;
-    const grading::BuildResult built = builder.build({"lesson-" + id});
+    const grading::BuildResult built = builder.build({lesson.program_target()});
     if (!built.ok) {
       found[id].predictions.resize(lesson.predictions.size());
-      found[id].note = fmt::format("unknown: lesson-{} does not build (lessons/{}/main.cpp)", id, lesson.directory());
+      found[id].note = fmt::format("unknown: {} does not build ({})", lesson.program_target(), lesson.source_file());
       continue;
     }
     LessonTruth truth = run_truth(lesson, programs, timeout_s);
-    const std::string relative = "lessons/" + lesson.directory() + "/main.cpp";
+    const std::string relative = lesson.source_file();
     if (differs_from_head(manifest.root, relative).value_or(false))
       truth.note += fmt::format("; note: {} differs from the shipped one (git HEAD), so the truth may too", relative);
     found[id] = std::move(truth);

@@ -165,8 +165,8 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   // The grader's own programs, once for the class.
   std::vector<std::string> targets = {"gpulab_cli", "gpulab_pch"};  // the recipes compile with its header
   for (const auto& lesson : lessons) {
-    targets.push_back("lesson" + lesson.id + "-checks");
-    targets.push_back("solution-" + lesson.id);  // the generated scenarios' reference
+    targets.push_back(lesson.checks_target());
+    targets.push_back(lesson.program_target(true));  // the generated scenarios' reference
   }
   out << fmt::format("gpulab: building the checks of {} lessons (once for the class)\n", lessons.size()) << std::flush;
   const BuildResult grader = make_builder(build, {manifest.root + "/"})->build(targets);

@@ -259,14 +259,13 @@ Built build_tree(const GradeOptions& options, const std::vector<LessonEntry>& le
   std::map<std::string, std::string>& failed = built.failed;
   std::vector<std::string> checks;
   std::vector<std::string> programs;
-  const std::string kind = options.solution ? "solution" : "lesson";
   for (const auto& lesson : lessons) {
-    checks.push_back("lesson" + lesson.id + "-checks");
-    if (!fs::exists(fmt::format("{}/{}s/{}/main.cpp", tree.root, kind, lesson.directory()))) {
-      failed[lesson.id] = fmt::format("{}s/{}/main.cpp is missing\n", kind, lesson.directory());
+    checks.push_back(lesson.checks_target());
+    if (!fs::exists(tree.root + "/" + lesson.source_file(options.solution))) {
+      failed[lesson.id] = lesson.source_file(options.solution) + " is missing\n";
       continue;
     }
-    programs.push_back(kind + "-" + lesson.id);
+    programs.push_back(lesson.program_target(options.solution));
   }
   if (!buildable) return built;
   std::cerr << fmt::format("gpulab: building {} of {} in {}\n", options.solution ? "the solutions" : "the exercises", tree.root,

@@ -178,8 +178,8 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
       ++problems;
       continue;
     }
-    targets.push_back("lesson" + lesson.id + "-checks");
-    const std::string solution = fmt::format("{}/solutions/{}/main.cpp", root, lesson.directory());
+    targets.push_back(lesson.checks_target());
+    const std::string solution = root + "/" + lesson.source_file(true);
     for (const auto& patch_file : patches) {
       Mutant mutant{lesson.id, fs::path(patch_file).stem().string(), first_line_of(patch_file), "", false,
                     for_the_stretch(patch_file), &kind};

@@ -132,4 +132,13 @@ HostView HostStates::read_host(const std::string& host, const std::string& path)
   return view;
 }
 
+WatchedHosts::WatchedHosts(std::unique_ptr<Observer> observer, bool all_hosts) : observer_(std::move(observer)) {
+  if (observer_->backend() == "sim") states_.emplace(load_selected_node(), all_hosts);
+}
+
+std::vector<HostView> WatchedHosts::read() {
+  if (states_) return states_->read();
+  return {observed_host(observer_->gpus())};
+}
+
 }  // namespace gpulab

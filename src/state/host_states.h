@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -80,6 +81,19 @@ class HostStates {
   Node node_;
   bool all_hosts_;
   std::map<std::string, std::unique_ptr<NodeState>> states_;  // by path
+};
+
+/// What `gpulab smi --watch` watches: every simulated host's node state (HostStates), or on
+/// real GPUs the one machine `observer` (NVML) sees.
+class WatchedHosts {
+ public:
+  WatchedHosts(std::unique_ptr<Observer> observer, bool all_hosts);
+  std::vector<HostView> read();
+  const Observer& observer() const { return *observer_; }
+
+ private:
+  std::unique_ptr<Observer> observer_;
+  std::optional<HostStates> states_;
 };
 
 }  // namespace gpulab

@@ -77,7 +77,7 @@ std::string pictures_text(const RunDocument& document, const view::PictureStyle&
 
 std::string checks_text(const LessonEntry& lesson, const grading::ChecksResult& result, bool stretch,
                         double timeout_s) {
-  if (stretch && result.no_stretch_task) return fmt::format("lesson {} has no stretch task.\n", lesson.id);
+  if (stretch && result.no_stretch_task) return verdict_lines(lesson, result, stretch);
   if (!result.has_verdict) {
     std::string text = result.message;
     if (!text.empty() && text.back() != '\n') text += '\n';

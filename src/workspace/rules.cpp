@@ -64,6 +64,7 @@ std::string checks_header(const LessonEntry& lesson, bool stretch, bool solution
 }
 
 std::string verdict_lines(const LessonEntry& lesson, const grading::ChecksResult& result, bool stretch, bool raw) {
+  if (result.no_stretch_task) return fmt::format("lesson {} has no stretch task.\n", lesson.id);
   const CheckVerdict& verdict = result.verdict;
   std::string text = raw ? "" : view::render_verdict(verdict);
   const char* what = stretch ? "stretch task" : "task";

@@ -54,7 +54,8 @@ std::string checks_header(const LessonEntry& lesson, bool stretch, bool solution
 
 /// After the checks: the verdict (not `raw`: Catch2 printed its own) and the summary line,
 /// passed (with the stretch task's invitation) or not yet (the failing programs' ends, and
-/// the hint). The result has a verdict, or is `raw`.
+/// the hint); or that the lesson has no stretch task. The result has a verdict, is `raw`,
+/// or found no stretch task.
 std::string verdict_lines(const LessonEntry& lesson, const grading::ChecksResult& result, bool stretch, bool raw = false);
 
 /// "\n17 lessons: 16 passed, 1 failed (exercises of /path)\n": `check all`'s last line.

@@ -116,6 +116,10 @@ TEST_CASE("the verdict, summary and crash lines", "[workspace]") {
   raw.outcome = Outcome::kChecksFailed;
   CHECK(verdict_lines(l, raw, false, true) == "\nlesson 04: not yet. Stuck? ./gpulab hint 04\n");
 
+  grading::ChecksResult none;
+  none.no_stretch_task = true;
+  CHECK(verdict_lines(l, none, true) == "lesson 04 has no stretch task.\n");
+
   grading::Grading grading;
   grading.root = "/tree";
   grading.target = "exercise";
