@@ -28,8 +28,8 @@ void add_check_all_options(CLI::App& check, GradeOptions& options) {
                  "check all: do not run each lesson again to record where its tensors landed");
 }
 
-void run_check_all(const GradeOptions& options) {
-  const grading::Grading grading = grading::grade(options, std::cout);
+void run_check_all(const GradeOptions& options, const Workspace& workspace) {
+  const grading::Grading grading = grading::grade(workspace.manifest(), options, std::cout);
   std::cout << grading_summary(grading);
   grading::write_grading_files(options, grading);
   if (grading.failed() > 0) throw Ended{Outcome::kChecksFailed};
@@ -72,7 +72,7 @@ void setup_check(CLI::App& app, Workspace& workspace) {
       throw Failure(Outcome::kUsage, "--stretch checks one lesson's stretch task; `check all` grades the tasks");
     if (options->lesson == "all") {
       options->all.solution = options->request.solution;
-      return run_check_all(options->all);
+      return run_check_all(options->all, workspace);
     }
     for (const char* only_all : {"--junit", "--json", "--root", "--build-dir", "--lessons", "--no-placement", "--fail-fast"})
       if (cmd->count(only_all) > 0) throw Failure(Outcome::kUsage, fmt::format("{} is for `check all`, not one lesson", only_all));

@@ -26,6 +26,6 @@ void setup_class(CLI::App& app, Workspace& workspace);   // gpulab class: report
 
 // gpulab class: for instructors, a class's checkouts at once; each subcommand in its own file.
 void add_class_report(CLI::App& class_cmd, Workspace& workspace);  // gpulab class report (class_report.cpp)
-void add_class_grade(CLI::App& class_cmd);  // gpulab class grade (class_grade.cpp)
+void add_class_grade(CLI::App& class_cmd, Workspace& workspace);  // gpulab class grade (class_grade.cpp)
 
 }  // namespace gpulab::cli

@@ -28,7 +28,8 @@ void dev_check(const DevCheckOptions& options, const Workspace& workspace) {
   const std::string root = options.root.empty() ? workspace.manifest().root : options.root;
   if (!options.root.empty() && !options.quick)
     throw Failure(Outcome::kUsage, "dev check --root checks another tree's structure only; add --quick");
-  const grading::DevCheck check = grading::dev_check(root, options.quick, options.timeout_s);
+  const grading::DevCheck check =
+      grading::dev_check(root, options.quick, options.timeout_s, options.quick ? nullptr : &workspace.manifest());
   std::cout << check.text;
   if (!check.ok) throw Ended{Outcome::kChecksFailed};
 }
@@ -60,7 +61,7 @@ void setup_dev(CLI::App& app, Workspace& workspace) {
     command->add_option("--timeout", patched->timeout_s, "seconds each one's checks may run")->capture_default_str();
     command->callback([patched, name, &workspace] {
       workspace.require_solutions(std::string("dev ") + name);
-      if (grading::grade_mutants(*patched, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
+      if (grading::grade_mutants(workspace.manifest(), *patched, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
     });
   };
   add_patched("mutants", "every known wrong answer (tests/mutations) must fail its lesson's checks", false);

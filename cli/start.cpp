@@ -143,7 +143,7 @@ class Start {
   }
 
   // What `gpulab check all` does, without its files.
-  void check_all() { std::cout << grading_summary(grading::grade({}, std::cout)); }
+  void check_all() { std::cout << grading_summary(grading::grade(workspace_.manifest(), {}, std::cout)); }
 
   Workspace& workspace_;
   tutor::Tutor tutor_;

@@ -149,11 +149,10 @@ std::string student_line(const StudentGrade& student) {
 
 }  // namespace
 
-std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out) {
+std::vector<StudentGrade> grade_class(const Manifest& manifest, const ClassOptions& options, std::ostream& out) {
   if (options.students.empty()) throw Failure(Outcome::kUsage, "name the students' trees to grade");
   if (options.jobs == 0) throw Failure(Outcome::kUsage, "--jobs must be at least 1");
   if (options.timeout_s <= 0) throw Failure(Outcome::kUsage, "--timeout must be a positive number of seconds");
-  const Manifest manifest = load_manifest();
   std::vector<LessonEntry> lessons;
   if (options.lessons.empty()) lessons = manifest.lessons;
   for (const auto& id : options.lessons) lessons.push_back(manifest.find(id));
@@ -316,7 +315,7 @@ std::optional<BoxDocument> parse_box_result(const std::string& out, const std::v
   return result;
 }
 
-void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& progress) {
+void grade_in_box(const Manifest& manifest, const GradeOptions& options, int result_fd, std::ostream& progress) {
   // Ours alone: nothing this process starts (the compiler, the checks, the student's
   // programs under them) inherits it.
   if (fcntl(result_fd, F_SETFD, FD_CLOEXEC) != 0) throw Failure(Outcome::kUsage, "--result-fd is not an open descriptor");
@@ -335,7 +334,7 @@ void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& prog
         disk_full = true;
     }
   };
-  const Grading grading = grade(in_box, progress);
+  const Grading grading = grade(manifest, in_box, progress);
   in_box.after_lesson();
   const std::string document =
       nlohmann::json{{"grading", grading_json(grading)}, {"junit", grading_junit(grading)}, {"disk_full", disk_full}}.dump() + "\n";

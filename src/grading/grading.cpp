@@ -294,9 +294,8 @@ std::size_t Grading::failed() const {
   return static_cast<std::size_t>(std::count_if(lessons.begin(), lessons.end(), [](const LessonGrade& l) { return !l.passed(); }));
 }
 
-Grading grade(const GradeOptions& options, std::ostream& out) {
+Grading grade(const Manifest& manifest, const GradeOptions& options, std::ostream& out) {
   fix_generated_seed();
-  const Manifest manifest = load_manifest();
   std::vector<LessonEntry> lessons;
   if (options.lessons.empty()) lessons = manifest.lessons;
   for (const auto& id : options.lessons) lessons.push_back(manifest.find(id));

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "course/manifest.h"
 #include "report/verdict.h"
 
 namespace gpulab::grading {
@@ -55,7 +56,7 @@ struct Grading {
 
 /// Builds and grades. Progress (one line per lesson) goes to `out`. Throws Exit{kBuildFailed}
 /// when the grader's own programs (checks, CLI) do not build, Exit{kUsage} on bad options.
-Grading grade(const GradeOptions& options, std::ostream& out);
+Grading grade(const Manifest& manifest, const GradeOptions& options, std::ostream& out);
 
 /// The JSON document `--json` writes.
 nlohmann::json grading_json(const Grading& grading);

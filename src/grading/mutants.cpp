@@ -148,10 +148,9 @@ void judge(Mutant& mutant, const ChecksResult& checks) {
 
 }  // namespace
 
-std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
+std::size_t grade_mutants(const Manifest& manifest, const MutantsOptions& options, std::ostream& out) {
   const Kind& kind = options.variants ? kVariants : kMutants;
   fix_generated_seed();
-  const Manifest manifest = load_manifest();
   const std::string root = manifest.root;
   const std::string build = fs::weakly_canonical(executable_dir() + "/..").string();
   const std::string patches_dir = options.patches.empty() ? root + "/tests/" + kind.folder : options.patches;

@@ -25,7 +25,8 @@ std::string first_line(const LessonGrade& grade) {
 // The shipped exercises fail their checks, the solutions pass them (the check-all engine).
 }  // namespace
 
-std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>& listed, double timeout_s) {
+std::vector<std::string> shipped_lesson_problems(const Manifest& manifest, const std::vector<ListedLesson>& listed,
+                                                 double timeout_s) {
   std::vector<std::string> problems;
   std::map<std::string, std::string> directory;
   GradeOptions options;
@@ -38,7 +39,7 @@ std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>
   for (const bool solution : {false, true}) {
     options.solution = solution;
     std::cerr << fmt::format("== {}\n", solution ? "the solutions must pass their checks" : "the shipped exercises must fail their checks");
-    const Grading grading = grade(options, std::cerr);
+    const Grading grading = grade(manifest, options, std::cerr);
     for (const auto& grade : grading.lessons) {
       const std::string file = fmt::format("{}/{}/main.cpp", solution ? "solutions" : "lessons", directory[grade.id]);
       if (solution && !grade.passed()) {
@@ -57,11 +58,11 @@ std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>
   return problems;
 }
 
-DevCheck dev_check(const std::string& root, bool quick, double timeout_s) {
+DevCheck dev_check(const std::string& root, bool quick, double timeout_s, const Manifest* manifest) {
   LessonRulesResult rules = check_lesson_rules(root);
   std::vector<std::string>& problems = rules.problems;
   if (!quick) {
-    auto more = shipped_lesson_problems(rules.listed, timeout_s);
+    auto more = shipped_lesson_problems(*manifest, rules.listed, timeout_s);
     problems.insert(problems.end(), more.begin(), more.end());
   }
   DevCheck check;
