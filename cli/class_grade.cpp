@@ -2,8 +2,6 @@
 // and grade-in-box, what runs in each box (not for people: hidden from --help).
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "commands.h"
 #include "grading/class_grade.h"
 #include "report/outcome.h"
@@ -12,7 +10,7 @@ namespace gpulab::cli {
 using grading::ClassOptions;
 using grading::GradeOptions;
 
-void add_class_grade(CLI::App& klass) {
+void add_class_grade(CLI::App& klass, Workspace& workspace) {
   auto options = std::make_shared<ClassOptions>();
   auto* grade = klass.add_subcommand("grade", "grade students' trees, each in a box of its own (docs/class.md)");
   grade->add_option("trees", options->students, "the students' trees (each with lessons/)")->required()->expected(-1);
@@ -28,17 +26,15 @@ void add_class_grade(CLI::App& klass) {
   grade->add_option("--memory", *memory_gib, "GiB of memory a box may use")->capture_default_str();
   auto disk_mib = std::make_shared<double>(static_cast<double>(options->limits.disk_bytes >> 20));
   grade->add_option("--disk", *disk_mib, "MiB each of a box's writable folders may hold")->capture_default_str();
-  grade->callback([options, memory_gib, disk_mib] {
+  grade->callback([options, memory_gib, disk_mib, &workspace] {
     if (*memory_gib <= 0 || *disk_mib <= 0 || options->limits.processes < 8 || options->limits.wall_s <= 0)
       throw Failure(Outcome::kUsage, "--memory, --disk and --student-timeout must be positive, --processes at least 8");
     options->limits.memory_bytes = static_cast<std::uint64_t>(*memory_gib * (1ull << 30));
     options->limits.disk_bytes = static_cast<std::uint64_t>(*disk_mib * (1ull << 20));
-    const auto students = grading::grade_class(*options, std::cout);
-    std::size_t graded = 0;
-    for (const auto& student : students) graded += student.status == "graded" ? 1 : 0;
-    std::cout << fmt::format("\n{} students: {} graded, {} not ({}/class.json)\n", students.size(), graded,
-                             students.size() - graded, options->out);
-    if (graded != students.size()) throw Ended{Outcome::kChecksFailed};
+    const auto students = grading::grade_class(workspace.manifest(), *options, std::cout);
+    std::cout << grading::class_summary_line(students, options->out);
+    for (const auto& student : students)
+      if (student.status != "graded") throw Ended{Outcome::kChecksFailed};
   });
 
   auto in_box = std::make_shared<GradeOptions>();
@@ -53,14 +49,14 @@ void add_class_grade(CLI::App& klass) {
   box->add_option("--build-jobs", in_box->build_jobs, "");
   auto result_fd = std::make_shared<int>(-1);
   box->add_option("--result-fd", *result_fd, "")->required();
-  box->callback([in_box, result_fd] { grading::grade_in_box(*in_box, *result_fd, std::cerr); });
+  box->callback([in_box, result_fd, &workspace] { grading::grade_in_box(workspace.manifest(), *in_box, *result_fd, std::cerr); });
 }
 
-void setup_class(CLI::App& app) {
+void setup_class(CLI::App& app, Workspace& workspace) {
   auto* klass = app.add_subcommand("class", "for instructors: a class's trees at once: their predictions, their grades (docs/class.md)");
   klass->require_subcommand(1);
-  add_class_report(*klass);
-  add_class_grade(*klass);
+  add_class_report(*klass, workspace);
+  add_class_grade(*klass, workspace);
 }
 
 }  // namespace gpulab::cli

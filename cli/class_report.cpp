@@ -1,92 +1,47 @@
 // gpulab class report DIR…: how a class answered each lesson's predictions and explain
 // questions, against the truth the tutorial scored them with (docs/class.md). The counting
-// is src/classroom/class_report.h's, the tables and the page src/view/class_report.h's;
-// this file reads the options, runs the truth once per lesson and writes the files.
-#include <filesystem>
-#include <fstream>
+// and the truth run once per lesson are src/classroom/class_report.h's, the tables and the
+// page src/view/class_report.h's; this file reads the options and writes the files.
 #include <iostream>
-#include <memory>
-#include <optional>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
 #include "classroom/class_report.h"
 #include "commands.h"
-#include "course/manifest.h"
-#include "grading/runner.h"
-#include "proc/self.h"
-#include "report/outcome.h"
 #include "view/class_report.h"
 
 namespace gpulab::cli {
 namespace {
 
 struct ClassReportOptions {
-  std::vector<std::string> dirs;
+  classroom::ReportRequest request;
   std::string json_file;
   std::string html_file;
-  std::string grades_dir;  ///< class grade's --out: "passed" from there
-  bool no_truth = false;
-  double timeout_s = 120;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw Failure(Outcome::kUsage, "cannot write " + path);
-}
-
-void class_report(const ClassReportOptions& options) {
-  const Manifest manifest = load_manifest();
-  auto students = classroom::read_students(options.dirs);
-  std::optional<classroom::GradesRead> grades;
-  if (!options.grades_dir.empty()) {
-    std::error_code error;
-    if (!std::filesystem::is_directory(options.grades_dir, error))
-      throw Failure(Outcome::kUsage, "--grades " + options.grades_dir + ": no such folder (class grade's --out)");
-    grades = classroom::read_grades(options.grades_dir, students);
-  }
-  std::map<std::string, classroom::LessonTruth> truths;
-  if (!options.no_truth) {
-    const grading::Programs programs = grading::this_build(manifest);
-    const auto builder = grading::make_builder(executable_dir() + "/..", programs.strip);
-    truths = classroom::truths(manifest, classroom::lessons_started(manifest, students), *builder, programs,
-                               options.timeout_s, std::cerr);
-  }
-  const view::ClassReport report =
-      classroom::tally(manifest, students, truths, !options.no_truth, active_profile().name(), grades ? &*grades : nullptr);
+void class_report(const ClassReportOptions& options, const Workspace& workspace) {
+  std::size_t students = 0;
+  const view::ClassReport report = classroom::make_report(workspace, options.request, std::cerr, students);
   std::cout << view::class_report_text(report);
-  if (!options.json_file.empty()) {
-    write_file(options.json_file,
-               view::class_report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    std::cout << "\nwrote " << options.json_file << '\n';
-  }
-  if (!options.html_file.empty()) {
-    write_file(options.html_file, view::class_report_html(report));
-    std::cout << (options.json_file.empty() ? "\n" : "") << "wrote " << options.html_file << '\n';
-  }
-  const std::size_t problems = report.problems.size();
-  std::cout << fmt::format("\nclass report: {} of {} student{} read{}\n", report.students, students.size(),
-                           students.size() == 1 ? "" : "s",
-                           problems == 0 ? "" : fmt::format("; {} problem{} (listed above)", problems, problems == 1 ? "" : "s"));
+  classroom::write_report(report, options.json_file, options.html_file, students, std::cout);
 }
 
 }  // namespace
 
-void add_class_report(CLI::App& class_cmd) {
+void add_class_report(CLI::App& class_cmd, Workspace& workspace) {
   auto options = std::make_shared<ClassReportOptions>();
   auto* cmd = class_cmd.add_subcommand(
       "report", "how the class answered each lesson's predictions and explain questions, against the truth");
-  cmd->add_option("dirs", options->dirs, "students' checkouts (each holds its .gpulab-progress)")->required();
+  cmd->add_option("dirs", options->request.dirs, "students' checkouts (each holds its .gpulab-progress)")->required();
   cmd->add_option("--json", options->json_file, "also write the report as JSON to this file");
   cmd->add_option("--html", options->html_file, "also write the report as an HTML page (charts) to this file");
-  cmd->add_option("--grades", options->grades_dir,
+  cmd->add_option("--grades", options->request.grades_dir,
                   "class grade's output folder (its --out): who passed comes from there, not the progress files");
-  cmd->add_flag("--no-truth", options->no_truth, "do not run the lessons: explain questions' truth only");
-  cmd->add_option("--timeout", options->timeout_s, "seconds each lesson's run may take")->capture_default_str();
-  cmd->callback([options] { class_report(*options); });
+  cmd->add_flag("--no-truth", options->request.no_truth, "do not run the lessons: explain questions' truth only");
+  cmd->add_option("--timeout", options->request.timeout_s, "seconds each lesson's run may take")->capture_default_str();
+  cmd->callback([options, &workspace] {
+    options->request.profile = active_profile().name();
+    class_report(*options, workspace);
+  });
 }
 
 }  // namespace gpulab::cli

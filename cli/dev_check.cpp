@@ -10,9 +10,6 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "course/lesson_rules.h"
-#include "course/manifest.h"
-#include "course/student_edition.h"
 #include "grading/mutants.h"
 #include "grading/shipped_lessons.h"
 #include "report/outcome.h"
@@ -26,30 +23,20 @@ struct DevCheckOptions {
   double timeout_s = 300;
 };
 
-void dev_check(const DevCheckOptions& options) {
-  if (options.root.empty()) require_solutions(load_manifest(), "dev check");  // it checks the solutions too
-  const std::string root = options.root.empty() ? load_manifest().root : options.root;
+void dev_check(const DevCheckOptions& options, const Workspace& workspace) {
+  if (options.root.empty()) workspace.require_solutions("dev check");  // it checks the solutions too
+  const std::string root = options.root.empty() ? workspace.manifest().root : options.root;
   if (!options.root.empty() && !options.quick)
     throw Failure(Outcome::kUsage, "dev check --root checks another tree's structure only; add --quick");
-  LessonRulesResult rules = check_lesson_rules(root);
-  std::vector<std::string>& problems = rules.problems;
-  if (!options.quick) {
-    auto more = grading::shipped_lesson_problems(rules.listed, options.timeout_s);
-    problems.insert(problems.end(), more.begin(), more.end());
-  }
-  for (const auto& problem : problems) std::cout << problem << '\n';
-  if (!problems.empty()) {
-    std::cout << fmt::format("\ndev check: {} problem{} in {}\n", problems.size(), problems.size() == 1 ? "" : "s", root);
-    throw Ended{Outcome::kChecksFailed};
-  }
-  std::cout << fmt::format("dev check: {} lessons, {}\n", rules.listed.size(),
-                           options.quick ? "structure only (--quick): manifest, files, hints, predictions"
-                                         : "structure, exercises failing and solutions passing their checks");
+  const grading::DevCheck check =
+      grading::dev_check(root, options.quick, options.timeout_s, options.quick ? nullptr : &workspace.manifest());
+  std::cout << check.text;
+  if (!check.ok) throw Ended{Outcome::kChecksFailed};
 }
 
 }  // namespace
 
-void setup_dev(CLI::App& app) {
+void setup_dev(CLI::App& app, Workspace& workspace) {
   auto options = std::make_shared<DevCheckOptions>();
   auto* dev = app.add_subcommand("dev", "for maintainers: checks of the lessons themselves");
   dev->require_subcommand(1);
@@ -57,10 +44,10 @@ void setup_dev(CLI::App& app) {
   check->add_flag("--quick", options->quick, "structure only: do not build or run the checks");
   check->add_option("--root", options->root, "check another tree's structure (with --quick)");
   check->add_option("--timeout", options->timeout_s, "seconds each lesson's checks may run")->capture_default_str();
-  check->callback([options] { dev_check(*options); });
+  check->callback([options, &workspace] { dev_check(*options, workspace); });
 
   // dev mutants and dev variants: patched solutions that must fail, or must pass.
-  const auto add_patched = [dev](const char* name, const char* what, bool variants) {
+  const auto add_patched = [dev, &workspace](const char* name, const char* what, bool variants) {
     auto patched = std::make_shared<grading::MutantsOptions>();
     patched->variants = variants;
     patched->jobs = std::max(1u, std::thread::hardware_concurrency());
@@ -72,9 +59,9 @@ void setup_dev(CLI::App& app) {
     command->add_option(variants ? "--variants" : "--mutations", patched->patches,
                         fmt::format("the folder of lessonNN/*.patch (default: tests/{})", variants ? "variants" : "mutations"));
     command->add_option("--timeout", patched->timeout_s, "seconds each one's checks may run")->capture_default_str();
-    command->callback([patched, name] {
-      require_solutions(load_manifest(), std::string("dev ") + name);
-      if (grading::grade_mutants(*patched, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
+    command->callback([patched, name, &workspace] {
+      workspace.require_solutions(std::string("dev ") + name);
+      if (grading::grade_mutants(workspace.manifest(), *patched, std::cout) > 0) throw Ended{Outcome::kChecksFailed};
     });
   };
   add_patched("mutants", "every known wrong answer (tests/mutations) must fail its lesson's checks", false);

@@ -13,11 +13,7 @@
 namespace gpulab::cli {
 namespace {
 
-struct DevicesOptions {
-  bool json = false;
-};
-
-void run_devices(const DevicesOptions& options) {
+void run_devices(bool json) {
   auto observer = make_observer();
   // The container's GPUs (simulated node only: on real GPUs the runtime already applied it).
   std::optional<ContainerView> container;
@@ -44,16 +40,16 @@ void run_devices(const DevicesOptions& options) {
   listing.backend = observer->backend();
   listing.node = observer->node();
   listing.physical_gpus = gpus.size();
-  std::cout << (options.json ? view::render_devices_json(listing) : view::render_devices_table(listing));
+  std::cout << (json ? view::render_devices_json(listing) : view::render_devices_table(listing));
 }
 
 }  // namespace
 
 void setup_devices(CLI::App& app) {
-  auto options = std::make_shared<DevicesOptions>();
+  auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("devices", "CUDA devices this environment makes visible, and which physical GPU each is");
-  cmd->add_flag("--json", options->json, "machine-readable output");
-  cmd->callback([options] { run_devices(*options); });
+  cmd->add_flag("--json", *json, "machine-readable output");
+  cmd->callback([json] { run_devices(*json); });
 }
 
 }  // namespace gpulab::cli

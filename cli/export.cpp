@@ -9,14 +9,14 @@
 
 namespace gpulab::cli {
 
-void setup_export(CLI::App& app) {
+void setup_export(CLI::App& app, Workspace& workspace) {
   auto dir = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("export", "write a copy of the tutorial to hand out (docs/student-edition.md)");
   cmd->add_option("--student", *dir, "the folder to write the student edition into: no solutions, hints capped in its " +
                                          std::string(kClassFileName) + " (an empty or new folder)")
       ->required();
-  cmd->callback([dir] {
-    const ExportSummary summary = export_student_edition(source_root(), *dir);
+  cmd->callback([dir, &workspace] {
+    const ExportSummary summary = export_student_edition(workspace.root(), *dir);
     std::string left_out;
     for (const auto& folder : summary.left_out) left_out += (left_out.empty() ? "" : ", ") + folder;
     std::cout << fmt::format("student edition: {} files in {} (left out: {}).\n", summary.files, *dir,

@@ -11,7 +11,6 @@
 #include "gpulab/observe.h"
 #include "proc/launcher.h"
 #include "proc/usage_sampler.h"
-#include "proc/written_files.h"
 #include "report/launch_summary.h"
 #include "report/outcome.h"
 #include "view/launch_table.h"
@@ -38,22 +37,15 @@ void run_launch(LaunchOptions& options) {
     std::cerr << "gpulab launch: " << e.what() << '\n';
     throw Ended{Outcome::kUsage};
   }
-  UsageSampler usage(workers, [] { return make_observer(); });
-  std::cerr << usage.warnings();
-  WrittenFiles written(workers);  // a TMPDIR each: which rank wrote which file
-  const LaunchResult result =
-      run_workers(plan, workers, [&](const std::vector<int>& pids) { usage.sample(pids); }, STDOUT_FILENO, STDERR_FILENO);
-  LaunchSummary summary = summarize(plan, result, usage);
-  const auto files = written.by_rank();
-  for (auto& worker : summary.workers)
-    if (const auto found = files.find(worker.rank); found != files.end()) worker.wrote = found->second;
+  const LaunchSummary summary =
+      launch_observed(plan, workers, [] { return make_observer(); }, STDOUT_FILENO, STDERR_FILENO, std::cerr);
   if (!options.quiet) std::cerr << view::render_launch_table(summary);
   if (!options.summary_json.empty()) {
     std::ofstream file(options.summary_json);
     file << launch_summary_json(summary);
     if (!file) std::cerr << "gpulab launch: could not write " << options.summary_json << '\n';
   }
-  if (result.exit_code != 0) throw EndedLike{result.exit_code};
+  if (summary.exit_code != 0) throw EndedLike{summary.exit_code};
 }
 
 }  // namespace

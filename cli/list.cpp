@@ -4,14 +4,13 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "course/manifest.h"
 
 namespace gpulab::cli {
 
-void setup_list(CLI::App& app) {
+void setup_list(CLI::App& app, Workspace& workspace) {
   auto* cmd = app.add_subcommand("list", "the lessons, in order");
-  cmd->callback([] {
-    const Manifest manifest = load_manifest();
+  cmd->callback([&workspace] {
+    const Manifest& manifest = workspace.manifest();
     std::cout << "Lessons (run one with `./gpulab run NN`, check your work with `./gpulab check NN`):\n";
     for (const auto& lesson : manifest.lessons) {
       std::string claims;

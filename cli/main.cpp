@@ -1,32 +1,32 @@
-// gpulab: the tutorial's command line. `./gpulab` (the script at the repository root)
-// builds the project and forwards every other subcommand here.
+// gpulab: the tutorial's command line. `./gpulab` (the script at the repository root) sets
+// up and builds the project and the CLI, and forwards every other subcommand here; `run`,
+// `check` and `start` build their lessons themselves (the workspace's builder).
 #include <iostream>
 #include <string>
 
 #include "commands.h"
 #include "report/outcome.h"
 
-
 int main(int argc, char** argv) {
   CLI::App app{"gpulab — where do my tensors land? A LibTorch GPU-placement tutorial."};
   app.require_subcommand(1);
   using namespace gpulab::cli;
-  setup_list(app);
-  setup_run(app);
-  setup_check(app);
-  setup_hint(app);
-  setup_explain(app);
+  gpulab::Workspace workspace;  // the learner's, read as the commands need it
+  setup_list(app, workspace);
+  setup_run(app, workspace);
+  setup_check(app, workspace);
+  setup_hint(app, workspace);
+  setup_explain(app, workspace);
   setup_devices(app);
   setup_smi(app);
-  setup_nodes(app);
-  setup_targets(app);
+  setup_nodes(app, workspace);
   setup_launch(app);
-  setup_start(app);
-  setup_reset(app);
+  setup_start(app, workspace);
+  setup_reset(app, workspace);
   setup_quiz(app);
-  setup_dev(app);
-  setup_export(app);
-  setup_class(app);
+  setup_dev(app, workspace);
+  setup_export(app, workspace);
+  setup_class(app, workspace);
   // An unknown command says so (CLI11 alone would answer "A subcommand is required").
   if (argc > 1 && argv[1][0] != '-') {
     const std::string name = argv[1];
@@ -37,9 +37,7 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, and the usage exit code whatever CLI11's own code for the error is.

@@ -3,7 +3,6 @@
 // its rank and its memory per GPU, on every simulated host (docs/node-picture.md).
 // Here: the options, the terminal and the wiring; view/smi.h renders, state/host_states.h lists.
 #include <poll.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,9 +11,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 
 #include "commands.h"
+#include "terminal.h"
 #include "gpulab/observe.h"
 #include "model/container.h"
 #include "model/node.h"
@@ -41,57 +40,21 @@ void run_smi(const SmiOptions& options) {
   view::SmiSource source{observer->node(), observer->backend(), active_profile(), std::nullopt};
   // In a simulated container, nvidia-smi sees the container's GPUs (on real GPUs the
   // runtime already did that); --host is the operator's view from outside.
-  if (observer->backend() == Backend::kSim && !options.host) {
-    const ContainerView container = current_container_view(load_selected_node());
-    if (!container.has_driver())
-      throw std::runtime_error("NVIDIA_VISIBLE_DEVICES=" + container.value.value_or("") +
-                               ": not a GPU container: the runtime injects no driver, so there is no nvidia-smi in it "
-                               "(gpulab smi --host shows the host)");
-    if (container.in_container()) {
-      source.container = container.value.value_or("");
-      gpus = view::container_smi_view(container, gpus);
-    }
-  }
+  if (observer->backend() == Backend::kSim && !options.host)
+    view::enter_container(current_container_view(load_selected_node()), source, gpus);
   std::cout << (options.json ? view::render_smi_json(source, gpus) : view::render_smi_table(source, gpus));
 }
 
 // ---------------------------------------------------------------------------------------
 // The live view.
 
-// The hosts to watch: every simulated host's node state, or on real GPUs the one machine
-// the observer (NVML) sees.
-class Watcher {
- public:
-  explicit Watcher(bool all_hosts) : observer_(make_observer()) {
-    if (observer_->backend() == Backend::kSim) states_.emplace(load_selected_node(), all_hosts);
-  }
-
-  std::vector<HostView> read() {
-    if (states_) return states_->read();
-    std::vector<HostGpu> gpus;
-    std::vector<ObservedUsage> usages;
-    for (const GpuView& gpu : observer_->gpus()) {
-      gpus.push_back({gpu.physical_index, gpu.name, gpu.total_bytes, gpu.used_bytes});
-      for (const auto& p : gpu.processes) usages.push_back({p.pid, p.name, gpu.physical_index, p.used_bytes});
-    }
-    return {observed_host(std::move(gpus), usages)};
-  }
-
-  view::WatchTitle title(const SmiOptions& options, bool interactive) const {
-    const std::time_t now = std::time(nullptr);
-    char clock[16];
-    std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&now));
-    return {observer_->node(), observer_->backend(), clock, options.interval_s, interactive};
-  }
-
- private:
-  std::unique_ptr<Observer> observer_;
-  std::optional<HostStates> states_;
-};
-
-std::string frame(Watcher& watcher, const SmiOptions& options, const view::PictureStyle& style, bool interactive) {
-  const auto hosts = watcher.read();
-  return view::render_smi_watch_frame(watcher.title(options, interactive), hosts, style);
+std::string frame(WatchedHosts& hosts, const SmiOptions& options, bool interactive) {
+  const std::time_t now = std::time(nullptr);
+  char clock[16];
+  std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&now));
+  const Observer& observer = hosts.observer();
+  const view::WatchTitle title{observer.node(), observer.backend(), clock, options.interval_s, interactive};
+  return view::render_smi_watch_frame(title, hosts.read(), view::stdout_style());
 }
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -108,17 +71,8 @@ class TerminalSession {
     sigaction(SIGINT, &action, &old_int_);  // no SA_RESTART: the wait returns at once
     sigaction(SIGTERM, &action, &old_term_);
     if (interactive_) std::cout << "\x1b[?1049h\x1b[?25l" << std::flush;
-    keys_ = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &saved_) == 0;
-    if (keys_) {
-      termios raw = saved_;
-      raw.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
-      raw.c_cc[VMIN] = 0;
-      raw.c_cc[VTIME] = 0;
-      tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-    }
   }
   ~TerminalSession() {
-    if (keys_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
     if (interactive_) std::cout << "\x1b[?25h\x1b[?1049l" << std::flush;
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
@@ -133,8 +87,8 @@ class TerminalSession {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) return false;
       pollfd fd{STDIN_FILENO, POLLIN, 0};
-      const int ready = poll(&fd, keys_ ? 1 : 0, static_cast<int>(left));
-      if (ready > 0 && keys_) {
+      const int ready = poll(&fd, keys_.active() ? 1 : 0, static_cast<int>(left));
+      if (ready > 0 && keys_.active()) {
         char key = 0;
         while (::read(STDIN_FILENO, &key, 1) == 1)
           if (key == 'q' || key == 'Q') return true;
@@ -145,23 +99,22 @@ class TerminalSession {
 
  private:
   bool interactive_;
-  bool keys_ = false;
-  termios saved_{};
+  RawKeys keys_{/*polled=*/true};  // q stops the watch
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
 
 void watch_smi(const SmiOptions& options) {
-  Watcher watcher(options.all_hosts || options.watch);
+  WatchedHosts hosts(make_observer(), options.all_hosts || options.watch);
   const bool interactive = options.watch && isatty(STDOUT_FILENO) == 1;
   if (!options.watch) {  // --all-hosts alone: one snapshot
-    std::cout << frame(watcher, options, view::stdout_style(), false) << std::flush;
+    std::cout << frame(hosts, options, false) << std::flush;
     return;
   }
   g_stop = 0;
   TerminalSession terminal(interactive);
   for (int n = 0; options.count <= 0 || n < options.count; ++n) {
-    const std::string text = frame(watcher, options, view::stdout_style(), interactive);
+    const std::string text = frame(hosts, options, interactive);
     if (interactive) std::cout << "\x1b[H\x1b[2J" << text << std::flush;
     else std::cout << (n > 0 ? std::string(40, '-') + "\n" : "") << text << std::flush;
     if (options.count > 0 && n + 1 >= options.count) break;

@@ -1,27 +1,21 @@
 // gpulab start: the interactive tutorial's front end. The tutorial itself is a state machine
 // without I/O (src/tutor/tutor.h); this file reads keys, lines and saves (terminal.h), prints
 // what it says, and carries out its actions in process: builds (grading::Builder), runs and
-// checks (src/grading/runner.h), `check all` (grading::grade) and reset (course/reset.h).
+// checks (src/grading/runner.h), `check all` (grading::grade) and reset (course/reset.h), on
+// the learner's workspace. It builds the first lesson before the first question, and what
+// the learner will want next in the background (grading::Prebuild).
 // Without a terminal or inotify (or with --no-watch) it reads the same commands as lines.
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
-#include <memory>
 #include <optional>
-#include <sstream>
-
-#include <fmt/format.h>
 
 #include "commands.h"
-#include "course/manifest.h"
 #include "course/reset.h"
 #include "grading/grading.h"
 #include "grading/runner.h"
-#include "proc/self.h"
 #include "report/outcome.h"
 #include "terminal.h"
-#include "tutor/progress.h"
 #include "tutor/tutor.h"
 
 namespace gpulab::cli {
@@ -31,34 +25,19 @@ using tutor::Action;
 using tutor::Actions;
 using tutor::Awaiting;
 
-// Goals for lessons whose manifest gives none: their exercise's TODO block.
-std::map<std::string, std::string> exercise_goals(const Manifest& manifest) {
-  std::map<std::string, std::string> goals;
-  for (const auto& lesson : manifest.lessons) {
-    if (!lesson.goal.empty()) continue;
-    std::ifstream in(manifest.root + "/lessons/" + lesson.directory() + "/main.cpp");
-    std::ostringstream text;
-    text << in.rdbuf();
-    goals[lesson.id] = tutor::goal_of_text(text.str());
-  }
-  return goals;
-}
-
-tutor::Tutor make_tutor(const tutor::TutorOptions& options) {
-  Manifest manifest = load_manifest();
-  const std::string file = tutor::progress_path(manifest.root);
-  tutor::Progress progress = tutor::load_progress(file);
-  auto goals = exercise_goals(manifest);
-  tutor::TutorOptions with_class = options;
-  with_class.class_settings = load_class_settings(manifest);  // a student edition's hint caps
-  return tutor::Tutor(std::move(manifest), std::move(progress), with_class, file, view::stdout_style(), std::move(goals));
-}
-
 class Start {
  public:
-  explicit Start(const tutor::TutorOptions& options)
-      : tutor_(make_tutor(options)), programs_(grading::this_build(tutor_.manifest())),
-        builder_(grading::make_builder(executable_dir() + "/..", programs_.strip)) {}
+  Start(const tutor::TutorOptions& options, Workspace& workspace)
+      : workspace_(workspace), tutor_(workspace, options, view::stdout_style()) {
+    // The first question needs the lesson's program: built now, quietly (one that does not
+    // compile is the tutorial's to show); then what the learner will want next, behind it.
+    try {
+      workspace_.builder().build({tutor_.lesson().program_target()});
+    } catch (const std::exception&) {  // no build tool: the tutorial's own build will say so
+    }
+    const auto first = static_cast<std::size_t>(&tutor_.lesson() - tutor_.manifest().lessons.data());
+    prebuild_.emplace(workspace_.build_dir(), workspace_.targets_ahead(first));
+  }
 
   Outcome run() {
     perform(tutor_.start());
@@ -73,7 +52,7 @@ class Start {
   }
 
  private:
-  std::string exercise_file() const { return tutor_.manifest().root + "/" + tutor_.relative_exercise(); }
+  std::string exercise_file() const { return workspace_.root() + "/" + tutor_.relative_exercise(); }
 
   // Waits for a key (a line without a terminal) or a save of the exercise.
   Actions command() {
@@ -133,7 +112,7 @@ class Start {
     switch (action.kind) {
       case Action::Kind::kPrint: std::cout << action.text << std::flush; break;
       case Action::Kind::kSave: save(); break;
-      case Action::Kind::kBuild: perform(tutor_.on_built(builder_->build(action.targets))); break;
+      case Action::Kind::kBuild: perform(tutor_.on_built(workspace_.builder().build(action.targets))); break;
       case Action::Kind::kRun: run(lesson, action); break;
       case Action::Kind::kCheck: perform(tutor_.on_checks(checks(lesson, action))); break;
       case Action::Kind::kCheckAll: check_all(); break;
@@ -144,50 +123,31 @@ class Start {
 
   // The picture's run, with the checks beside it when they follow.
   void run(const LessonEntry& lesson, const Action& action) {
-    if (action.checks_follow) checks_beside_.emplace(lesson.id, checks_request(action), programs_);
-    const grading::RunResult result = grading::run_lesson(lesson, run_request(), programs_);
+    if (action.checks_follow) checks_beside_.emplace(lesson.id, tutor_.checks_request(action), workspace_.programs());
+    const grading::RunResult result = grading::run_lesson(lesson, tutor_.run_request(), workspace_.programs());
     perform(tutor_.on_run(result));
     checks_beside_.reset();  // taken by checks(); or, when the run failed, stopped unseen
   }
 
   grading::ChecksResult checks(const LessonEntry& lesson, const Action& action) {
     if (checks_beside_) return checks_beside_->result();
-    return grading::run_checks(lesson.id, checks_request(action), programs_);
-  }
-
-  grading::RunRequest run_request() const {
-    grading::RunRequest request;
-    request.json = true;
-    request.timeout_s = tutor_.options().timeout_s;
-    return request;
-  }
-
-  grading::ChecksRequest checks_request(const Action& action) const {
-    grading::ChecksRequest request;
-    request.stretch = action.stretch;
-    request.timeout_s = tutor_.options().timeout_s;
-    return request;
+    return grading::run_checks(lesson.id, tutor_.checks_request(action), workspace_.programs());
   }
 
   void save() {
     try {
-      tutor::save_progress(tutor::progress_path(tutor_.manifest().root), tutor_.progress());
+      workspace_.save_progress(tutor_.progress());
     } catch (const std::exception& e) {
       std::cout << "(progress not saved: " << e.what() << ")\n";
     }
   }
 
   // What `gpulab check all` does, without its files.
-  void check_all() {
-    const grading::Grading grading = grading::grade({}, std::cout);
-    const std::size_t failed = grading.failed();
-    std::cout << fmt::format("\n{} lessons: {} passed, {} failed ({}s of {})\n", grading.lessons.size(),
-                             grading.lessons.size() - failed, failed, grading.target, grading.root);
-  }
+  void check_all() { std::cout << grading_summary(grading::grade(workspace_.manifest(), {}, std::cout)); }
 
+  Workspace& workspace_;
   tutor::Tutor tutor_;
-  grading::Programs programs_;
-  std::unique_ptr<grading::Builder> builder_;
+  std::optional<grading::Prebuild> prebuild_;  ///< what the learner will want next, built in the background
   std::optional<grading::ChecksBeside> checks_beside_;  ///< started with a run (run())
   bool warned_watch_ = false;
   bool quit_ = false;
@@ -195,14 +155,14 @@ class Start {
 
 }  // namespace
 
-void setup_start(CLI::App& app) {
+void setup_start(CLI::App& app, Workspace& workspace) {
   auto options = std::make_shared<tutor::TutorOptions>();
   auto* cmd = app.add_subcommand("start", "the interactive tutorial: predict, run, see the node, fix, with watch mode");
   cmd->add_flag("--no-watch", options->no_watch, "do not watch the exercise file; check with c (or Enter)");
   cmd->add_option("--lesson", options->lesson, "start at this lesson (default: the first one not passed)");
   cmd->add_option("--timeout", options->timeout_s, "seconds a run or the checks may take before they are stopped")->capture_default_str();
-  cmd->callback([options] {
-    Start tutorial(*options);
+  cmd->callback([options, &workspace] {
+    Start tutorial(*options, workspace);
     throw Ended{tutorial.run()};
   });
 }

@@ -10,11 +10,11 @@
 
 namespace gpulab::cli {
 
-RawKeys::RawKeys() {
+RawKeys::RawKeys(bool polled) {
   if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_) != 0) return;
   termios raw = saved_;
   raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);  // output processing (\n -> \r\n) stays on
-  raw.c_cc[VMIN] = 1;
+  raw.c_cc[VMIN] = polled ? 0 : 1;
   raw.c_cc[VTIME] = 0;
   active_ = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
 }

@@ -11,10 +11,11 @@
 
 namespace gpulab::cli {
 
-/// Keys arrive one at a time, unechoed, while this lives (only when stdin is a terminal).
+/// Keys arrive one at a time, unechoed, while this lives (only when stdin is a terminal);
+/// `polled`: a read returns at once, with no key when none was pressed.
 class RawKeys {
  public:
-  RawKeys();
+  explicit RawKeys(bool polled = false);
   ~RawKeys();
   RawKeys(const RawKeys&) = delete;
   RawKeys& operator=(const RawKeys&) = delete;

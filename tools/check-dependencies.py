@@ -49,7 +49,7 @@ PUBLIC_HEADERS = [
 
 # The torch-free modules (static libraries, no LibTorch) and the public headers that need
 # LibTorch, which they so must not include. observe.h and warnings.h are torch-free.
-TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "tutor", "classroom"]
+TORCH_FREE = ["model", "state", "proc", "report", "course", "grading", "view", "workspace", "tutor", "classroom"]
 TORCH_PUBLIC_HEADERS = ["include/gpulab/lesson.h", "include/gpulab/data_parallel.h",
                         "include/gpulab/distributed.h", "include/gpulab/cuda.h", "include/gpulab/threads.h",
                         "include/gpulab/processes.h"]

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <system_error>
 
@@ -20,6 +21,7 @@
 #include "grading/class_names.h"
 #include "proc/process.h"
 #include "report/message_text.h"
+#include "report/outcome.h"
 
 namespace fs = std::filesystem;
 
@@ -212,7 +214,7 @@ StudentTree read_student(const std::string& dir, const std::string& name) {
     student.problem = std::string("its progress file (") + kProgressFile + ") " + file.problem;
     return student;
   }
-  student.progress = tutor::parse_progress(*file.text, &student.skipped);  // an empty file reads as no progress
+  student.progress = parse_progress(*file.text, &student.skipped);  // an empty file reads as no progress
   return student;
 }
 
@@ -404,14 +406,14 @@ std::map<std::string, LessonTruth> truths(const Manifest& manifest, const std::v
     const LessonEntry& lesson = manifest.find(id);
     if (lesson.predictions.empty()) continue;
     log << fmt::format("class report: running lesson {}'s exercise for the truth...\n", id) << std::flush;
-    const grading::BuildResult built = builder.build({"lesson-" + id});
+    const grading::BuildResult built = builder.build({lesson.program_target()});
     if (!built.ok) {
       found[id].predictions.resize(lesson.predictions.size());
-      found[id].note = fmt::format("unknown: lesson-{} does not build (lessons/{}/main.cpp)", id, lesson.directory());
+      found[id].note = fmt::format("unknown: {} does not build ({})", lesson.program_target(), lesson.source_file());
       continue;
     }
     LessonTruth truth = run_truth(lesson, programs, timeout_s);
-    const std::string relative = "lessons/" + lesson.directory() + "/main.cpp";
+    const std::string relative = lesson.source_file();
     if (differs_from_head(manifest.root, relative).value_or(false))
       truth.note += fmt::format("; note: {} differs from the shipped one (git HEAD), so the truth may too", relative);
     found[id] = std::move(truth);
@@ -475,7 +477,7 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
     lesson.title = entry.title;
     lesson.scenario = entry.scenario_text();
     lesson.students = report.students;
-    std::vector<const tutor::LessonProgress*> started;
+    std::vector<const LessonProgress*> started;
     for (const StudentTree* student : read) {
       const auto found = student->progress->lessons.find(id);
       if (found == student->progress->lessons.end()) continue;
@@ -535,6 +537,46 @@ view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>
     report.lessons.push_back(std::move(lesson));
   }
   return report;
+}
+
+view::ClassReport make_report(const Workspace& workspace, const ReportRequest& request, std::ostream& log,
+                              std::size_t& students_given) {
+  const Manifest& manifest = workspace.manifest();
+  auto students = read_students(request.dirs);
+  students_given = students.size();
+  std::optional<GradesRead> grades;
+  if (!request.grades_dir.empty()) {
+    std::error_code error;
+    if (!fs::is_directory(request.grades_dir, error))
+      throw Failure(Outcome::kUsage, "--grades " + request.grades_dir + ": no such folder (class grade's --out)");
+    grades = read_grades(request.grades_dir, students);
+  }
+  std::map<std::string, LessonTruth> lesson_truths;
+  if (!request.no_truth)
+    lesson_truths = truths(manifest, lessons_started(manifest, students), workspace.builder(), workspace.programs(),
+                           request.timeout_s, log);
+  return tally(manifest, students, lesson_truths, !request.no_truth, request.profile, grades ? &*grades : nullptr);
+}
+
+void write_report(const view::ClassReport& report, const std::string& json_file, const std::string& html_file,
+                  std::size_t students_given, std::ostream& out) {
+  const auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw Failure(Outcome::kUsage, "cannot write " + path);
+  };
+  if (!json_file.empty()) {
+    write(json_file, view::class_report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    out << "\nwrote " << json_file << '\n';
+  }
+  if (!html_file.empty()) {
+    write(html_file, view::class_report_html(report));
+    out << (json_file.empty() ? "\n" : "") << "wrote " << html_file << '\n';
+  }
+  const std::size_t problems = report.problems.size();
+  out << fmt::format("\nclass report: {} of {} student{} read{}\n", report.students, students_given,
+                     students_given == 1 ? "" : "s",
+                     problems == 0 ? "" : fmt::format("; {} problem{} (listed above)", problems, problems == 1 ? "" : "s"));
 }
 
 }  // namespace gpulab::classroom

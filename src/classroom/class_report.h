@@ -15,7 +15,8 @@
 
 #include "course/manifest.h"
 #include "grading/runner.h"
-#include "tutor/progress.h"
+#include "workspace/progress.h"
+#include "workspace/workspace.h"
 #include "view/class_report.h"
 
 namespace gpulab::classroom {
@@ -38,8 +39,8 @@ struct Grade {
 struct StudentTree {
   std::string name;  ///< grading::student_names's: safe to show, as class grade names its folder
   /// nullopt: nothing could be read (no folder, no progress file, not a regular file, too large).
-  std::optional<tutor::Progress> progress;
-  std::vector<tutor::SkippedLine> skipped;  ///< lines parse_progress could not read
+  std::optional<Progress> progress;
+  std::vector<SkippedLine> skipped;  ///< lines parse_progress could not read
   std::string problem;  ///< why there is no progress ("" when there is)
   std::optional<Grade> grade;  ///< with class grade's results (read_grades): the grade counted
   std::string grade_problem;   ///< why no grade is counted ("" when one is, or without results)
@@ -116,5 +117,28 @@ std::map<std::string, LessonTruth> truths(const Manifest& manifest, const std::v
 view::ClassReport tally(const Manifest& manifest, const std::vector<StudentTree>& students,
                         const std::map<std::string, LessonTruth>& truths, bool truth_run, const std::string& profile,
                         const GradesRead* grades = nullptr);
+
+/// What `gpulab class report` asks for.
+struct ReportRequest {
+  std::vector<std::string> dirs;  ///< the students' trees
+  std::string grades_dir;         ///< class grade's --out: who passed comes from there ("": the progress files)
+  bool no_truth = false;          ///< no lesson run: the explain questions' truth only
+  double timeout_s = 120;         ///< per lesson's run
+  std::string profile;            ///< the software profile's name, for the report
+};
+
+/// The class report from start to end: the students' trees read (`students_given`: how many
+/// were named), their grades (throws Failure(kUsage) for a --grades that is no folder), the
+/// exercises of the lessons they started built and run on the workspace's build (unless
+/// no_truth; a line per lesson to `log`), and tallied.
+view::ClassReport make_report(const Workspace& workspace, const ReportRequest& request, std::ostream& log,
+                              std::size_t& students_given);
+
+/// Writes the report as JSON to `json_file` and as a page to `html_file`, those named, and
+/// says so on `out` ("wrote FILE" lines, after a blank line); then the last line: how many
+/// of the `students_given` were read, and the problems. Throws Failure(kUsage) for a file it
+/// cannot write.
+void write_report(const view::ClassReport& report, const std::string& json_file, const std::string& html_file,
+                  std::size_t students_given, std::ostream& out);
 
 }  // namespace gpulab::classroom

@@ -75,6 +75,19 @@ struct LessonEntry {
   /// "04-which-gpu-is-cuda-1": the folder under lessons/ and solutions/.
   std::string directory() const { return id + "-" + slug; }
 
+  // What the lesson's files and build targets are called: stated here once, for every
+  // command, the tutor and the graders.
+  /// "lessons/04-…/main.cpp" (the exercise) or, with `solution`, "solutions/04-…/main.cpp".
+  std::string source_file(bool solution = false) const {
+    return (solution ? "solutions/" : "lessons/") + directory() + "/main.cpp";
+  }
+  /// "lessons/04-…/EXPLAIN.md": why the run came out so.
+  std::string explanation_file() const { return "lessons/" + directory() + "/EXPLAIN.md"; }
+  /// "lesson-04" (the exercise's program) or, with `solution`, "solution-04".
+  std::string program_target(bool solution = false) const { return (solution ? "solution-" : "lesson-") + id; }
+  /// "lesson04-checks": the lesson's checks program.
+  std::string checks_target() const { return "lesson" + id + "-checks"; }
+
   /// The scenario in a line, e.g. " CUDA_VISIBLE_DEVICES=2,3 launched: 1 node(s) x 4 processes".
   std::string scenario_text() const;
 };

@@ -44,7 +44,7 @@ std::string timestamp() {
 
 void reset_lesson(const Manifest& manifest, const std::string& id, std::ostream& out) {
   const LessonEntry& lesson = manifest.find(id);
-  const std::string relative = "lessons/" + lesson.directory() + "/main.cpp";
+  const std::string relative = lesson.source_file();
   const std::string file = manifest.root + "/" + relative;
 
   ProcessOptions git;

@@ -148,11 +148,10 @@ std::string student_line(const StudentGrade& student) {
   return line;
 }
 
-std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out) {
+std::vector<StudentGrade> grade_class(const Manifest& manifest, const ClassOptions& options, std::ostream& out) {
   if (options.students.empty()) throw Failure(Outcome::kUsage, "name the students' trees to grade");
   if (options.jobs == 0) throw Failure(Outcome::kUsage, "--jobs must be at least 1");
   if (options.timeout_s <= 0) throw Failure(Outcome::kUsage, "--timeout must be a positive number of seconds");
-  const Manifest manifest = load_manifest();
   std::vector<LessonEntry> lessons;
   if (options.lessons.empty()) lessons = manifest.lessons;
   for (const auto& id : options.lessons) lessons.push_back(manifest.find(id));
@@ -164,8 +163,8 @@ std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream&
   // The grader's own programs, once for the class.
   std::vector<std::string> targets = {"gpulab_cli", "gpulab_pch"};  // the recipes compile with its header
   for (const auto& lesson : lessons) {
-    targets.push_back("lesson" + lesson.id + "-checks");
-    targets.push_back("solution-" + lesson.id);  // the generated scenarios' reference
+    targets.push_back(lesson.checks_target());
+    targets.push_back(lesson.program_target(true));  // the generated scenarios' reference
   }
   out << fmt::format("gpulab: building the checks of {} lessons (once for the class)\n", lessons.size()) << std::flush;
   const BuildResult grader = make_builder(build, {manifest.root + "/"})->build(targets);
@@ -315,7 +314,7 @@ std::optional<BoxDocument> parse_box_result(const std::string& out, const std::v
   return result;
 }
 
-void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& progress) {
+void grade_in_box(const Manifest& manifest, const GradeOptions& options, int result_fd, std::ostream& progress) {
   // Ours alone: nothing this process starts (the compiler, the checks, the student's
   // programs under them) inherits it.
   if (fcntl(result_fd, F_SETFD, FD_CLOEXEC) != 0) throw Failure(Outcome::kUsage, "--result-fd is not an open descriptor");
@@ -330,7 +329,7 @@ void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& prog
   in_box.after_lesson = [&disk_full, &writable] {
     if (nearly_full(writable)) disk_full = true;
   };
-  const Grading grading = grade(in_box, progress);
+  const Grading grading = grade(manifest, in_box, progress);
   in_box.after_lesson();
   write_result(result_fd, box_result_document(grading, disk_full));
 }
@@ -354,6 +353,12 @@ bool nearly_full(const std::vector<std::string>& paths, std::uint64_t min_free) 
     if (statvfs(path.c_str(), &space) == 0 && static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize < min_free) return true;
   }
   return false;
+}
+
+std::string class_summary_line(const std::vector<StudentGrade>& students, const std::string& out) {
+  const auto graded = std::count_if(students.begin(), students.end(), [](const StudentGrade& s) { return s.status == "graded"; });
+  return fmt::format("\n{} students: {} graded, {} not ({}/class.json)\n", students.size(), graded,
+                     students.size() - static_cast<std::size_t>(graded), out);
 }
 
 }  // namespace gpulab::grading

@@ -41,7 +41,10 @@ struct StudentGrade {
 /// Grades every student; a line per student to `out` as each finishes. Throws
 /// Failure(kUsage) on bad options or when no box can be made here, Failure(kBuildFailed)
 /// when the grader's own programs do not build.
-std::vector<StudentGrade> grade_class(const ClassOptions& options, std::ostream& out);
+std::vector<StudentGrade> grade_class(const Manifest& manifest, const ClassOptions& options, std::ostream& out);
+
+/// `class grade`'s last line: "\n17 students: 16 graded, 1 not (OUT/class.json)\n".
+std::string class_summary_line(const std::vector<StudentGrade>& students, const std::string& out);
 
 /// One student's <out>/<student>/grading.json: its name, status, limits hit, message and
 /// `grading` (grading_json's document, null without a result). `class report --grades`
@@ -66,6 +69,6 @@ std::optional<BoxDocument> parse_box_result(const std::string& out, const std::v
 /// In the box: grades /student's exercises with `recipes` and writes one JSON document
 /// ({"grading", "junit", "disk_full"}) to `result_fd`, which it keeps to itself; lesson
 /// lines go to `progress`.
-void grade_in_box(const GradeOptions& options, int result_fd, std::ostream& progress);
+void grade_in_box(const Manifest& manifest, const GradeOptions& options, int result_fd, std::ostream& progress);
 
 }  // namespace gpulab::grading

@@ -260,14 +260,13 @@ Built build_tree(const GradeOptions& options, const std::vector<LessonEntry>& le
   std::map<std::string, std::string>& failed = built.failed;
   std::vector<std::string> checks;
   std::vector<std::string> programs;
-  const std::string kind = options.solution ? "solution" : "lesson";
   for (const auto& lesson : lessons) {
-    checks.push_back("lesson" + lesson.id + "-checks");
-    if (!fs::exists(fmt::format("{}/{}s/{}/main.cpp", tree.root, kind, lesson.directory()))) {
-      failed[lesson.id] = fmt::format("{}s/{}/main.cpp is missing\n", kind, lesson.directory());
+    checks.push_back(lesson.checks_target());
+    if (!fs::exists(tree.root + "/" + lesson.source_file(options.solution))) {
+      failed[lesson.id] = lesson.source_file(options.solution) + " is missing\n";
       continue;
     }
-    programs.push_back(kind + "-" + lesson.id);
+    programs.push_back(lesson.program_target(options.solution));
   }
   if (!buildable) return built;
   std::cerr << fmt::format("gpulab: building {} of {} in {}\n", options.solution ? "the solutions" : "the exercises", tree.root,
@@ -296,9 +295,8 @@ std::size_t Grading::failed() const {
   return static_cast<std::size_t>(std::count_if(lessons.begin(), lessons.end(), [](const LessonGrade& l) { return !l.passed(); }));
 }
 
-Grading grade(const GradeOptions& options, std::ostream& out) {
+Grading grade(const Manifest& manifest, const GradeOptions& options, std::ostream& out) {
   fix_generated_seed();
-  const Manifest manifest = load_manifest();
   std::vector<LessonEntry> lessons;
   if (options.lessons.empty()) lessons = manifest.lessons;
   for (const auto& id : options.lessons) lessons.push_back(manifest.find(id));

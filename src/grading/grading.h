@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "course/manifest.h"
 #include "report/verdict.h"
 
 namespace gpulab::grading {
@@ -55,7 +56,7 @@ struct Grading {
 
 /// Builds and grades. Progress (one line per lesson) goes to `out`. Throws Exit{kBuildFailed}
 /// when the grader's own programs (checks, CLI) do not build, Exit{kUsage} on bad options.
-Grading grade(const GradeOptions& options, std::ostream& out);
+Grading grade(const Manifest& manifest, const GradeOptions& options, std::ostream& out);
 
 /// The JSON document `--json` writes.
 nlohmann::json grading_json(const Grading& grading);
@@ -63,5 +64,9 @@ nlohmann::json grading_json(const Grading& grading);
 /// Catch2's per-lesson JUnit reports under one <testsuites>, plus a <testsuite> with an
 /// <error> for each lesson that gave no report (build failed, timed out, crashed).
 std::string grading_junit(const Grading& grading);
+
+/// Writes options.json (grading_json) and options.junit (grading_junit), those named;
+/// throws Failure(kUsage) when one cannot be written.
+void write_grading_files(const GradeOptions& options, const Grading& grading);
 
 }  // namespace gpulab::grading

@@ -2,12 +2,14 @@
 // merged, plus one failing case for each lesson that gave none).
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
 #include "grading/grading.h"
+#include "report/outcome.h"
 
 namespace gpulab::grading {
 namespace {
@@ -141,6 +143,17 @@ std::string grading_junit(const Grading& grading) {
   std::ostringstream text;
   document.save(text, "  ");
   return text.str();
+}
+
+void write_grading_files(const GradeOptions& options, const Grading& grading) {
+  const auto write = [](const std::string& path, const std::string& text) {
+    if (path.empty()) return;
+    std::ofstream file(path);
+    file << text;
+    if (!file) throw Failure(Outcome::kUsage, fmt::format("cannot write {}", path));
+  };
+  write(options.json, grading_json(grading).dump(2) + '\n');
+  write(options.junit, grading_junit(grading));
 }
 
 }  // namespace gpulab::grading

@@ -136,10 +136,9 @@ void judge_mutant(Mutant& mutant, const ChecksResult& checks) {
   }
 }
 
-std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
+std::size_t grade_mutants(const Manifest& manifest, const MutantsOptions& options, std::ostream& out) {
   const Kind& kind = options.variants ? kVariants : kMutants;
   fix_generated_seed();
-  const Manifest manifest = load_manifest();
   const std::string root = manifest.root;
   const std::string build = fs::weakly_canonical(executable_dir() + "/..").string();
   const std::string patches_dir = options.patches.empty() ? root + "/tests/" + kind.folder : options.patches;
@@ -162,8 +161,8 @@ std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out) {
       ++problems;
       continue;
     }
-    targets.push_back("lesson" + lesson.id + "-checks");
-    const std::string solution = fmt::format("{}/solutions/{}/main.cpp", root, lesson.directory());
+    targets.push_back(lesson.checks_target());
+    const std::string solution = root + "/" + lesson.source_file(true);
     for (const auto& patch_file : patches) {
       Mutant mutant{lesson.id, fs::path(patch_file).stem().string(), first_line_of(patch_file), "", false,
                     for_the_stretch(patch_file), &kind};

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "course/manifest.h"
+
 namespace gpulab::grading {
 
 struct MutantsOptions {
@@ -23,6 +25,6 @@ struct MutantsOptions {
 /// One line per mutant to `out`: "caught", or SURVIVED / STALE / BROKEN / NO MUTANTS with
 /// why, then a count (variants: "passes", or REJECTED / STALE / BROKEN / NO VARIANTS).
 /// Returns how many were not judged as their kind must be (0: all were).
-std::size_t grade_mutants(const MutantsOptions& options, std::ostream& out);
+std::size_t grade_mutants(const Manifest& manifest, const MutantsOptions& options, std::ostream& out);
 
 }  // namespace gpulab::grading

@@ -63,7 +63,7 @@ std::string object_in(const std::string& command, const std::string& target) {
 std::map<std::string, Recipe> read_recipes(const std::string& build, const std::vector<LessonEntry>& lessons) {
   std::map<std::string, Recipe> recipes;
   for (const auto& lesson : lessons) {
-    const std::string target = "lesson-" + lesson.id;
+    const std::string target = lesson.program_target();
     const std::string link = ninja_command(build, "bin/" + target);
     const std::string object = object_in(link, target);
     const std::string compile = ninja_command(build, object);
@@ -109,8 +109,8 @@ namespace {
 
 // One lesson's compile and link; "" when it built, else why not.
 std::string build_lesson(const RecipeBuild& build, const LessonEntry& lesson) {
-  const std::string source = fmt::format("{}/lessons/{}/main.cpp", build.root, lesson.directory());
-  if (!fs::is_regular_file(source)) return fmt::format("lessons/{}/main.cpp is missing\n", lesson.directory());
+  const std::string source = build.root + "/" + lesson.source_file();
+  if (!fs::is_regular_file(source)) return lesson.source_file() + " is missing\n";
   const auto recipe = build.recipes.find(lesson.id);
   if (recipe == build.recipes.end()) return "this build has no recipe for lesson " + lesson.id + "\n";
   const std::string object = fmt::format("{}/lesson-{}.o", build.objects, lesson.id);

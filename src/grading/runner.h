@@ -3,6 +3,8 @@
 // check`, `check all`, `dev check` and the tutor all come here.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <future>
 #include <memory>
@@ -171,10 +173,29 @@ class Builder {
   virtual BuildResult build(const std::vector<std::string>& targets) = 0;
 };
 
-/// Ninja (or `cmake --build`) in `build_dir`, one build at a time per folder (the lock the
-/// ./gpulab script takes too); compiler messages with `strip`'s prefixes removed. `run`
-/// starts cmake (a test's fake answers with Ninja's log).
+/// Ninja on just the targets (`cmake --build` for other generators, or without ninja on the
+/// PATH) in `build_dir`, one build at a time per folder (the lock the ./gpulab script takes
+/// too); compiler messages with `strip`'s prefixes removed. `run` starts the build (a test's
+/// fake answers with Ninja's log).
 std::unique_ptr<Builder> make_builder(const std::string& build_dir, std::vector<std::string> strip,
                                       ProcessRun run = run_process);
+
+/// Builds `targets` of a Ninja build folder one at a time, quietly and at low priority, in
+/// the background (`gpulab start`: what the learner will want next). Each build takes the
+/// folder's lock, so other builds go between them; a target that does not compile is left
+/// for whoever needs it. It runs in a child process of its own session (no terminal's
+/// Ctrl-C; spared by stop_leftovers), and stops, stopping its ninja, when this object goes
+/// or this process ends in any way (it watches a pipe). Nothing without Ninja.
+class Prebuild {
+ public:
+  Prebuild(const std::string& build_dir, const std::vector<std::string>& targets);
+  ~Prebuild();  ///< stops the builds, and waits until they have stopped
+  Prebuild(const Prebuild&) = delete;
+  Prebuild& operator=(const Prebuild&) = delete;
+
+ private:
+  int alive_ = -1;  ///< closed: the builds stop
+  pid_t pid_ = -1;  ///< the builder's process
+};
 
 }  // namespace gpulab::grading

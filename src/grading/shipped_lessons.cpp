@@ -24,8 +24,8 @@ std::string first_line(const LessonGrade& grade) {
 
 }  // namespace
 
-std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>& listed, double timeout_s,
-                                                 const Grader& grader) {
+std::vector<std::string> shipped_lesson_problems(const Manifest& manifest, const std::vector<ListedLesson>& listed,
+                                                 double timeout_s, const Grader& grader) {
   std::vector<std::string> problems;
   std::map<std::string, std::string> directory;
   GradeOptions options;
@@ -38,7 +38,7 @@ std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>
   for (const bool solution : {false, true}) {
     options.solution = solution;
     std::cerr << fmt::format("== {}\n", solution ? "the solutions must pass their checks" : "the shipped exercises must fail their checks");
-    const Grading grading = grader(options, std::cerr);
+    const Grading grading = grader(manifest, options, std::cerr);
     for (const auto& grade : grading.lessons) {
       const std::string file = fmt::format("{}/{}/main.cpp", solution ? "solutions" : "lessons", directory[grade.id]);
       if (solution && !grade.passed()) {
@@ -55,6 +55,26 @@ std::vector<std::string> shipped_lesson_problems(const std::vector<ListedLesson>
     }
   }
   return problems;
+}
+
+DevCheck dev_check(const std::string& root, bool quick, double timeout_s, const Manifest* manifest) {
+  LessonRulesResult rules = check_lesson_rules(root);
+  std::vector<std::string>& problems = rules.problems;
+  if (!quick) {
+    auto more = shipped_lesson_problems(*manifest, rules.listed, timeout_s);
+    problems.insert(problems.end(), more.begin(), more.end());
+  }
+  DevCheck check;
+  for (const auto& problem : problems) check.text += problem + '\n';
+  check.ok = problems.empty();
+  if (!check.ok) {
+    check.text += fmt::format("\ndev check: {} problem{} in {}\n", problems.size(), problems.size() == 1 ? "" : "s", root);
+    return check;
+  }
+  check.text += fmt::format("dev check: {} lessons, {}\n", rules.listed.size(),
+                            quick ? "structure only (--quick): manifest, files, hints, predictions"
+                                  : "structure, exercises failing and solutions passing their checks");
+  return check;
 }
 
 }  // namespace gpulab::grading

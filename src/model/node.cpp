@@ -1,6 +1,9 @@
 // Node files: JSON descriptions of a machine's physical GPUs (see docs/nodes.md).
 #include "model/node.h"
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -238,6 +241,57 @@ std::string resolve_node_path(const std::string& spec) {
 Node load_selected_node() {
   const char* spec = std::getenv("GPULAB_NODE");
   return load_node_file(resolve_node_path(spec != nullptr ? spec : kDefaultNodeName));
+}
+
+namespace {
+
+/// The *.json files in `dir`, sorted; `readable` says whether the folder could be read.
+std::vector<std::string> node_files(const std::string& dir, bool& readable) {
+  std::vector<std::string> files;
+  DIR* d = opendir(dir.c_str());
+  readable = d != nullptr;
+  if (d == nullptr) return files;
+  while (const dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) files.push_back(name);
+  }
+  closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+std::string nodes_listing(const std::string& custom_dir, const std::string& shipped_dir, std::string& problem) {
+  struct Entry {
+    std::string file;  // name.json: GPULAB_NODE=name picks it
+    std::string dir;
+    bool custom;
+  };
+  std::vector<Entry> entries;
+  const auto add = [&entries](const std::string& dir, bool custom) {
+    bool readable = false;
+    for (auto& file : node_files(dir, readable))
+      if (std::none_of(entries.begin(), entries.end(), [&file](const Entry& e) { return e.file == file; }))
+        entries.push_back({file, dir, custom});
+    return readable;
+  };
+  if (!custom_dir.empty() && !add(custom_dir, true))
+    problem = "GPULAB_NODES_DIR '" + custom_dir + "' is not a folder gpulab can read";
+  add(shipped_dir, false);
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.file < b.file; });
+  const auto padded = [](std::string name) { return name.size() < 20 ? name + std::string(20 - name.size(), ' ') : name; };
+  std::string text;
+  for (const auto& entry : entries) {
+    const std::string from = entry.custom ? "  (GPULAB_NODES_DIR)" : "";
+    try {
+      const Node node = load_node_file(entry.dir + "/" + entry.file);
+      text += padded(node.name) + " " + std::to_string(node.gpus.size()) + " GPUs  " + node.description + from + "\n";
+    } catch (const NodeError& e) {
+      text += padded(entry.file) + " broken: " + e.what() + from + "\n";
+    }
+  }
+  return text;
 }
 
 }  // namespace gpulab

@@ -64,6 +64,12 @@ std::uint64_t derived_capacity_bytes(std::uint64_t total_bytes);
 /// Reads and validates a node file.
 Node load_node_file(const std::string& path);
 
+/// What `gpulab nodes` shows: a line per node GPULAB_NODE=<name> can pick, those in
+/// `custom_dir` (GPULAB_NODES_DIR; "" none) first, a name there hiding a shipped node of
+/// its name as resolve_node_path looks, then those in `shipped_dir` (nodes/); by name, a
+/// broken file said to be so. `problem` tells when `custom_dir` cannot be read.
+std::string nodes_listing(const std::string& custom_dir, const std::string& shipped_dir, std::string& problem);
+
 /// Validates the text of a node file; `source` names it in errors and in Node::source.
 Node parse_node_file(std::string_view text, const std::string& source);
 

@@ -6,6 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -45,13 +48,31 @@ void kill_children(const std::vector<pid_t>& children) {
   }
 }
 
+std::mutex spared_lock;
+std::set<pid_t> spared;
+
+// This process's children, less those spared.
+std::vector<pid_t> leftovers() {
+  std::vector<pid_t> children = children_of(getpid());
+  const std::lock_guard<std::mutex> hold(spared_lock);
+  children.erase(std::remove_if(children.begin(), children.end(), [](pid_t pid) { return spared.count(pid) > 0; }),
+                 children.end());
+  return children;
+}
+
 }  // namespace
 
-void signal_leftovers() { kill_children(children_of(getpid())); }
+void spare_from_leftovers(pid_t pid, bool spare) {
+  const std::lock_guard<std::mutex> hold(spared_lock);
+  if (spare) spared.insert(pid);
+  else spared.erase(pid);
+}
+
+void signal_leftovers() { kill_children(leftovers()); }
 
 void stop_leftovers() {
   for (int round = 0; round < 100; ++round) {
-    const auto children = children_of(getpid());
+    const auto children = leftovers();
     if (children.empty()) return;
     kill_children(children);
     for (const pid_t child : children) waitpid(child, nullptr, 0);

@@ -1,5 +1,7 @@
 #include "proc/usage_sampler.h"
 
+#include "proc/written_files.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -78,6 +80,20 @@ LaunchSummary summarize(const LaunchPlan& plan, const LaunchResult& result, cons
     for (const auto& [gpu, bytes] : usage.used_by(w.spec.host, w.pid)) worker.gpus.push_back({gpu, bytes});
     summary.workers.push_back(std::move(worker));
   }
+  return summary;
+}
+
+LaunchSummary launch_observed(const LaunchPlan& plan, std::vector<WorkerSpec>& workers,
+                              const std::function<std::unique_ptr<Observer>()>& make, int out_fd, int err_fd,
+                              std::ostream& warnings) {
+  UsageSampler usage(workers, make);
+  warnings << usage.warnings();
+  WrittenFiles written(workers);  // a TMPDIR each: which rank wrote which file
+  const LaunchResult result = run_workers(plan, workers, [&](const std::vector<int>& pids) { usage.sample(pids); }, out_fd, err_fd);
+  LaunchSummary summary = summarize(plan, result, usage);
+  const auto files = written.by_rank();
+  for (auto& worker : summary.workers)
+    if (const auto found = files.find(worker.rank); found != files.end()) worker.wrote = found->second;
   return summary;
 }
 

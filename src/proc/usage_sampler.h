@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <ostream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -40,5 +41,12 @@ class UsageSampler {
 
 /// The launch as its summary: the plan, how each worker ended and what it was seen using.
 LaunchSummary summarize(const LaunchPlan& plan, const LaunchResult& result, const UsageSampler& usage);
+
+/// `gpulab launch` once its workers are planned: each started (output to `out_fd` and
+/// `err_fd`), sampled with `make`'s observers (why a host could not be: to `warnings`), in
+/// a TMPDIR of its own (written_files.h); the summary, with the files each rank wrote.
+LaunchSummary launch_observed(const LaunchPlan& plan, std::vector<WorkerSpec>& workers,
+                              const std::function<std::unique_ptr<Observer>()>& make, int out_fd, int err_fd,
+                              std::ostream& warnings);
 
 }  // namespace gpulab

@@ -58,6 +58,16 @@ ProcessRow describe_process(int pid, const std::string& state_name) {
   return row;
 }
 
+HostView observed_host(const std::vector<GpuView>& gpus) {
+  std::vector<HostGpu> hosts;
+  std::vector<ObservedUsage> usages;
+  for (const GpuView& gpu : gpus) {
+    hosts.push_back({gpu.physical_index, gpu.name, gpu.total_bytes, gpu.used_bytes});
+    for (const auto& p : gpu.processes) usages.push_back({p.pid, p.name, gpu.physical_index, p.used_bytes});
+  }
+  return observed_host(std::move(hosts), usages);
+}
+
 HostView observed_host(std::vector<HostGpu> gpus, const std::vector<ObservedUsage>& usages) {
   HostView view;
   view.gpus = std::move(gpus);
@@ -120,6 +130,15 @@ HostView HostStates::read_host(const std::string& host, const std::string& path)
     view.error = e.what();
   }
   return view;
+}
+
+WatchedHosts::WatchedHosts(std::unique_ptr<Observer> observer, bool all_hosts) : observer_(std::move(observer)) {
+  if (observer_->backend() == Backend::kSim) states_.emplace(load_selected_node(), all_hosts);
+}
+
+std::vector<HostView> WatchedHosts::read() {
+  if (states_) return states_->read();
+  return {observed_host(observer_->gpus())};
 }
 
 }  // namespace gpulab

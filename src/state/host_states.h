@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "gpulab/observe.h"
 #include "model/node.h"
 #include "state/node_state.h"
 
@@ -57,6 +59,8 @@ struct ObservedUsage {
 /// The one machine of real GPUs: its GPUs and a row per process (pid order) with its usage
 /// of each GPU; contexts unknown.
 HostView observed_host(std::vector<HostGpu> gpus, const std::vector<ObservedUsage>& usages);
+/// The same, from what an Observer (NVML) sees of each GPU and its processes.
+HostView observed_host(const std::vector<GpuView>& gpus);
 
 /// Host -> state file of `node`: this host's always (as plain smi shows it, under
 /// GPULAB_HOST when set), with `all_hosts` every other NODE@HOST.state of the state folder.
@@ -77,6 +81,19 @@ class HostStates {
   Node node_;
   bool all_hosts_;
   std::map<std::string, std::unique_ptr<NodeState>> states_;  // by path
+};
+
+/// What `gpulab smi --watch` watches: every simulated host's node state (HostStates), or on
+/// real GPUs the one machine `observer` (NVML) sees.
+class WatchedHosts {
+ public:
+  WatchedHosts(std::unique_ptr<Observer> observer, bool all_hosts);
+  std::vector<HostView> read();
+  const Observer& observer() const { return *observer_; }
+
+ private:
+  std::unique_ptr<Observer> observer_;
+  std::optional<HostStates> states_;
 };
 
 }  // namespace gpulab

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "view/verdict_text.h"
+#include "view/node_picture.h"
+#include "workspace/rules.h"
 
 namespace gpulab::tutor {
 namespace {
@@ -51,8 +52,7 @@ std::optional<std::string> run_failure_text(const LessonEntry& lesson, const gra
     return fmt::format("lesson {} did not finish within {} s (a loop that never ends?). It was stopped; "
                        "your file is untouched and the tutorial goes on.\n", lesson.id, timeout_s);
   if (result.outcome == Outcome::kCrashed)
-    return err +
-           fmt::format("gpulab: lesson {} {}. Your files are untouched; fix the code and run it again.\n", lesson.id, how) +
+    return err + crash_line(lesson, how) +
            fmt::format("lesson {} crashed (the message is above). Your file is untouched; the tutorial goes on.\n", lesson.id);
   if (nlohmann::json::parse(result.document.json(), nullptr, /*allow_exceptions=*/false).is_discarded())
     return err + fmt::format("lesson {} {} before it wrote a report; the tutorial goes on.\n", lesson.id, how);
@@ -75,14 +75,9 @@ std::string pictures_text(const RunDocument& document, const view::PictureStyle&
   return text;
 }
 
-std::string checks_header(const LessonEntry& lesson, bool stretch) {
-  return fmt::format("== lesson {}: checking your exercise's {} (lessons/{}/main.cpp)\n", lesson.id,
-                     stretch ? "stretch task" : "task", lesson.directory());
-}
-
 std::string checks_text(const LessonEntry& lesson, const grading::ChecksResult& result, bool stretch,
                         double timeout_s) {
-  if (stretch && result.no_stretch_task) return fmt::format("lesson {} has no stretch task.\n", lesson.id);
+  if (stretch && result.no_stretch_task) return verdict_lines(lesson, result, stretch);
   if (!result.has_verdict) {
     std::string text = result.message;
     if (!text.empty() && text.back() != '\n') text += '\n';
@@ -91,20 +86,7 @@ std::string checks_text(const LessonEntry& lesson, const grading::ChecksResult& 
                           stretch ? "stretch " : "", timeout_s);
     return text;
   }
-  const CheckVerdict& verdict = result.verdict;
-  std::string text = view::render_verdict(verdict);
-  const char* what = stretch ? "stretch task" : "task";
-  if (result.outcome == Outcome::kOk && verdict.failed() == 0) {
-    text += fmt::format("\nlesson {}: the {} passes its checks ({} of {}).\n", lesson.id, what, verdict.passed(),
-                        verdict.cases.size());
-    if (!stretch && !lesson.stretch.empty())
-      text += fmt::format("Stretch (optional): {}\n  ./gpulab check {} --stretch\n", lesson.stretch, lesson.id);
-    return text;
-  }
-  if (!result.program_ends.empty()) text += "\nYour program " + result.program_ends;
-  text += fmt::format("\nlesson {}: not yet — {} of {} checks failed. Stuck? ./gpulab hint {}\n", lesson.id,
-                      verdict.failed(), verdict.cases.size(), lesson.id);
-  return text;
+  return verdict_lines(lesson, result, stretch);
 }
 
 }  // namespace gpulab::tutor

@@ -9,6 +9,7 @@
 #include "grading/runner.h"
 #include "report/run_document.h"
 #include "view/node_picture.h"
+#include "workspace/rules.h"  // checks_header, crash_line, verdict_lines
 
 namespace gpulab::tutor {
 
@@ -26,9 +27,6 @@ std::optional<std::string> run_failure_text(const LessonEntry& lesson, const gra
 /// The node picture of each report (each step's, or every rank's on one picture) and the
 /// errors the reports name.
 std::string pictures_text(const RunDocument& document, const view::PictureStyle& style);
-
-/// "== lesson 01: checking your exercise's task (lessons/01-…/main.cpp)", before the checks run.
-std::string checks_header(const LessonEntry& lesson, bool stretch);
 
 /// The checks' verdict as `gpulab check NN` says it: each check, then passed or not yet.
 std::string checks_text(const LessonEntry& lesson, const grading::ChecksResult& result, bool stretch,

@@ -37,34 +37,8 @@ std::optional<std::size_t> choice_of(const std::string& line, std::size_t count)
   return std::nullopt;
 }
 
-std::string program_target(const LessonEntry& lesson) { return "lesson-" + lesson.id; }
-std::string checks_target(const LessonEntry& lesson) { return "lesson" + lesson.id + "-checks"; }
 
 }  // namespace
-
-std::string goal_of_text(const std::string& exercise_text) {
-  std::string goal;
-  bool inside = false;
-  std::size_t at = 0;
-  while (at < exercise_text.size()) {
-    const auto end = std::min(exercise_text.find('\n', at), exercise_text.size());
-    const std::string line = exercise_text.substr(at, end - at);
-    at = end + 1;
-    const auto start = line.find_first_not_of(' ');
-    const std::string text = start == std::string::npos ? "" : line.substr(start);
-    if (!inside && text.rfind("// TODO:", 0) == 0) {
-      inside = true;
-      goal = text.substr(8);
-    } else if (inside && text.rfind("//", 0) == 0) {
-      const auto words = text.find_first_not_of("/ ");
-      goal += " " + (words == std::string::npos ? std::string() : text.substr(words));
-    } else if (inside) {
-      break;
-    }
-  }
-  const auto first = goal.find_first_not_of(' ');
-  return first == std::string::npos ? "" : goal.substr(first);
-}
 
 Tutor::Tutor(Manifest manifest, Progress progress, TutorOptions options, std::string progress_file,
              view::PictureStyle style, std::map<std::string, std::string> goals)
@@ -72,6 +46,17 @@ Tutor::Tutor(Manifest manifest, Progress progress, TutorOptions options, std::st
       progress_file_(std::move(progress_file)), style_(style), goals_(std::move(goals)) {
   index_ = starting_lesson(manifest_, progress_, options_.lesson);
 }
+
+namespace {
+TutorOptions with_class(TutorOptions options, const Workspace& workspace) {
+  options.class_settings = workspace.class_settings();
+  return options;
+}
+}  // namespace
+
+Tutor::Tutor(const Workspace& workspace, TutorOptions options, view::PictureStyle style)
+    : Tutor(workspace.manifest(), workspace.progress(), with_class(std::move(options), workspace), workspace.progress_file(),
+            style, workspace.exercise_goals()) {}
 
 std::size_t starting_lesson(const Manifest& manifest, const Progress& progress, const std::string& lesson) {
   if (manifest.lessons.empty()) throw std::runtime_error("the lesson manifest lists no lessons");
@@ -90,7 +75,21 @@ std::size_t starting_lesson(const Manifest& manifest, const Progress& progress, 
   return index;
 }
 
-std::string Tutor::relative_exercise() const { return "lessons/" + lesson().directory() + "/main.cpp"; }
+std::string Tutor::relative_exercise() const { return lesson().source_file(); }
+
+grading::RunRequest Tutor::run_request() const {
+  grading::RunRequest request;
+  request.json = true;
+  request.timeout_s = options_.timeout_s;
+  return request;
+}
+
+grading::ChecksRequest Tutor::checks_request(const Action& action) const {
+  grading::ChecksRequest request;
+  request.stretch = action.stretch;
+  request.timeout_s = options_.timeout_s;
+  return request;
+}
 
 int Tutor::hint_level(const std::string& id) const {
   const auto found = hint_level_.find(id);
@@ -133,7 +132,7 @@ Actions Tutor::enter_lesson() {
   explaining_ = false;
   // Before the predictions, nothing but the title and the scenario: the goal, the file's
   // TODO and the lesson's text would give the answers away.
-  if (!progress_.lessons[l.id].predictions_right && !l.predictions.empty()) {
+  if (!predicted(progress_.lessons[l.id]) && !l.predictions.empty()) {  // (the lesson is entered in the progress)
     const std::size_t count = l.predictions.size();
     actions.push_back(print(fmt::format("\nBefore it runs, predict ({} {}):\n", count, count == 1 ? "question" : "questions")));
     question_ = 0;
@@ -144,7 +143,7 @@ Actions Tutor::enter_lesson() {
     return actions;
   }
   for (auto& action : task_text()) actions.push_back(std::move(action));
-  for (auto& action : build_then(Job::kRun, {program_target(l)})) actions.push_back(std::move(action));
+  for (auto& action : build_then(Job::kRun, {l.program_target()})) actions.push_back(std::move(action));
   return actions;
 }
 
@@ -198,7 +197,7 @@ Actions Tutor::take_answer(std::optional<std::string> answer) {
   if (++question_ < lesson().predictions.size()) return ask_question();
   awaiting_ = Awaiting::kCommand;
   Actions actions = {print("\nrunning lesson " + lesson().id + " as it is now...\n")};
-  for (auto& action : build_then(Job::kPredictions, {program_target(lesson())})) actions.push_back(std::move(action));
+  for (auto& action : build_then(Job::kPredictions, {lesson().program_target()})) actions.push_back(std::move(action));
   return actions;
 }
 
@@ -369,13 +368,13 @@ Actions Tutor::on_error(const std::string& what) {
   return finish_job(std::move(actions));
 }
 
-Actions Tutor::check() { return build_then(Job::kCheck, {program_target(lesson()), checks_target(lesson())}); }
+Actions Tutor::check() { return build_then(Job::kCheck, {lesson().program_target(), lesson().checks_target()}); }
 
 Actions Tutor::stretch() {
   const LessonEntry& l = lesson();
   if (l.stretch.empty()) return {print("this lesson has no stretch task.\n")};
   Actions actions = {print("stretch: " + l.stretch + '\n')};
-  for (auto& action : build_then(Job::kStretch, {program_target(l), checks_target(l)})) actions.push_back(std::move(action));
+  for (auto& action : build_then(Job::kStretch, {l.program_target(), l.checks_target()})) actions.push_back(std::move(action));
   return actions;
 }
 
@@ -385,7 +384,7 @@ Actions Tutor::hint() {
   const LessonEntry& l = lesson();
   if (l.hints.empty()) return {print("this lesson has no hints.\n")};
   const int count = static_cast<int>(l.hints.size());
-  const int allowed = options_.class_settings ? options_.class_settings->hints_allowed(l.id, count) : count;
+  const int allowed = hints_allowed(options_.class_settings, l);
   if (allowed == 0)
     return {print(fmt::format("your class has no hints for this lesson ({}); c checks your file and says what is still wrong.\n",
                               kClassFileName))};
@@ -403,10 +402,10 @@ Actions Tutor::list() const {
     const LessonEntry& l = manifest_.lessons[i];
     const auto found = progress_.lessons.find(l.id);
     const bool passed = found != progress_.lessons.end() && found->second.passed;
-    std::string predicted;
-    if (found != progress_.lessons.end() && found->second.predictions_right)
-      predicted = fmt::format("  predictions {}/{}", *found->second.predictions_right, found->second.predictions_asked);
-    text += fmt::format("{} {} {}  {}{}\n", i == index_ ? '>' : ' ', passed ? "[x]" : "[ ]", l.id, l.title, predicted);
+    std::string score;
+    if (found != progress_.lessons.end() && gpulab::predicted(found->second))
+      score = fmt::format("  predictions {}/{}", *found->second.predictions_right, found->second.predictions_asked);
+    text += fmt::format("{} {} {}  {}{}\n", i == index_ ? '>' : ' ', passed ? "[x]" : "[ ]", l.id, l.title, score);
   }
   return {print(text)};
 }
@@ -426,7 +425,7 @@ Actions Tutor::on_key(char key) {
     case 'p': return move(key);
     case 'h': return hint();
     case 'l': return list();
-    case 'r': return build_then(Job::kRun, {program_target(lesson())});
+    case 'r': return build_then(Job::kRun, {lesson().program_target()});
     case 'c': return check();
     case 's': return stretch();
     case 'a': return {{Action::Kind::kCheckAll, {}, {}, false}};

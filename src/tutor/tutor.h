@@ -20,7 +20,8 @@
 #include "course/manifest.h"
 #include "course/student_edition.h"
 #include "grading/runner.h"
-#include "tutor/progress.h"
+#include "workspace/progress.h"
+#include "workspace/workspace.h"
 #include "view/node_picture.h"
 
 namespace gpulab::tutor {
@@ -73,6 +74,9 @@ class Tutor {
   /// goal_of_text). Throws ManifestError for an unknown --lesson or current lesson.
   Tutor(Manifest manifest, Progress progress, TutorOptions options, std::string progress_file,
         view::PictureStyle style = {}, std::map<std::string, std::string> goals = {});
+  /// The tutorial on the learner's workspace: its manifest, progress, class file (its hint
+  /// caps, over options.class_settings), progress file and exercises' goals.
+  Tutor(const Workspace& workspace, TutorOptions options, view::PictureStyle style = {});
 
   Actions start();  ///< the welcome, then the lesson it starts at
   Actions on_key(char key);
@@ -93,6 +97,10 @@ class Tutor {
   const TutorOptions& options() const { return options_; }
   /// "lessons/01-meet-the-node/main.cpp"
   std::string relative_exercise() const;
+  /// What a kRun action runs: the report captured, within the time-out.
+  grading::RunRequest run_request() const;
+  /// What a kCheck action (its stretch task or the task) runs, within the time-out.
+  grading::ChecksRequest checks_request(const Action& action) const;
   /// The hint level reached in lesson `id` (0: none shown yet).
   int hint_level(const std::string& id) const;
 
@@ -135,8 +143,5 @@ class Tutor {
   std::vector<std::optional<std::size_t>> choices_;  ///< the explain answers, by prediction
   int explained_right_ = 0;
 };
-
-/// The goal, in the lesson's own words: the exercise's "// TODO:" comment block.
-std::string goal_of_text(const std::string& exercise_text);
 
 }  // namespace gpulab::tutor

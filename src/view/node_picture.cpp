@@ -108,4 +108,24 @@ std::string render_node_picture(const Report& report, const PictureStyle& style)
   return out;
 }
 
+RunPicture render_run_picture(const RunDocument& document, const PictureStyle& style) {
+  RunPicture picture;
+  if (document.kind == RunDocument::Kind::kRanks) {
+    std::vector<RankReport> ranks;
+    for (const auto& part : document.parts)
+      if (part.report) ranks.push_back({part.rank, document.host_of(part.rank), *part.report});
+      else picture.problems += "gpulab: no node picture: a rank's report is not valid (" + part.problem + ")\n";
+    picture.out = "\n" + render_ranks_picture(ranks, style);
+    return picture;
+  }
+  if (document.parts.empty() || !document.parts.front().report) {
+    if (!document.parts.empty())
+      picture.problems = "gpulab: no node picture: the report is not valid (" + document.parts.front().problem + ")\n";
+    picture.out = "\n(no node picture: the program wrote no report)\n";
+    return picture;
+  }
+  picture.out = "\n" + render_node_picture(*document.parts.front().report, style);
+  return picture;
+}
+
 }  // namespace gpulab::view

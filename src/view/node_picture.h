@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/report_reader.h"
+#include "report/run_document.h"
 
 namespace gpulab::view {
 
@@ -39,6 +40,15 @@ struct RankReport {
 /// Every rank on one picture: each rank's CUDA devices and the physical GPUs behind them,
 /// then each physical GPU's memory per rank (a row per rank that used it).
 std::string render_ranks_picture(const std::vector<RankReport>& ranks, const PictureStyle& style = {});
+
+/// `gpulab run`'s picture of what one run (a step, the one process, or every rank) wrote:
+/// `out` the picture (after a blank line), `problems` a "gpulab: no node picture: …" line
+/// per report that is not valid.
+struct RunPicture {
+  std::string out;
+  std::string problems;
+};
+RunPicture render_run_picture(const RunDocument& document, const PictureStyle& style);
 
 /// The bar scale the pictures use: the smallest power of two of GiB, at least 1 GiB, that
 /// holds `largest_bytes`. Linear below it, so a context (~0.4 GiB) fills about 40% of a bar.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -197,6 +198,16 @@ std::string render_smi_watch_frame(const WatchTitle& title, const std::vector<Ho
   const ProcessBars bars{bar_scale_bytes(largest), std::clamp(style.width - 58, 6, 30)};
   for (const auto& host : hosts) host_lines(frame, host, hosts.size(), bars);
   return frame.text;
+}
+
+void enter_container(const ContainerView& container, SmiSource& source, std::vector<GpuView>& gpus) {
+  if (!container.has_driver())
+    throw std::runtime_error("NVIDIA_VISIBLE_DEVICES=" + container.value.value_or("") +
+                             ": not a GPU container: the runtime injects no driver, so there is no nvidia-smi in it "
+                             "(gpulab smi --host shows the host)");
+  if (!container.in_container()) return;
+  source.container = container.value.value_or("");
+  gpus = container_smi_view(container, gpus);
 }
 
 }  // namespace gpulab::view

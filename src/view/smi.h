@@ -29,6 +29,11 @@ struct SmiSource {
 /// NVIDIA/nvidia-docker#179, #1460, #1483).
 std::vector<GpuView> container_smi_view(const ContainerView& view, const std::vector<GpuView>& host_gpus);
 
+/// In a simulated container (`container`), what nvidia-smi in it shows: the container's
+/// GPUs, `source` saying so; unchanged outside one. Throws std::runtime_error in a
+/// container without a driver (not a GPU container: no nvidia-smi there).
+void enter_container(const ContainerView& container, SmiSource& source, std::vector<GpuView>& gpus);
+
 /// `gpulab smi`: a header line, a row per physical GPU (memory used of total, and a bar),
 /// then a row per process on each GPU.
 std::string render_smi_table(const SmiSource& source, const std::vector<GpuView>& gpus);

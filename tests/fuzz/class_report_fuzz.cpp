@@ -45,9 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<classroom::StudentTree> students(2);
   students[0].name = grading::student_name("class/" + text.substr(0, 80));
-  students[0].progress = tutor::parse_progress(text, &students[0].skipped);
+  students[0].progress = parse_progress(text, &students[0].skipped);
   students[1].name = "ben";
-  students[1].progress = tutor::parse_progress("lesson 01 passed\nanswers 01 " + text, &students[1].skipped);
+  students[1].progress = parse_progress("lesson 01 passed\nanswers 01 " + text, &students[1].skipped);
   for (const auto& student : students) {
     const char c = student.name.empty() ? '/' : student.name[0];
     if (student.name.empty() || student.name.find('/') != std::string::npos || c == '.' ||

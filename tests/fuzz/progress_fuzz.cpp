@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <string>
 
-#include "tutor/progress.h"
+#include "workspace/progress.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  std::vector<gpulab::tutor::SkippedLine> skipped;
-  const gpulab::tutor::Progress progress = gpulab::tutor::parse_progress(text, &skipped);
+  std::vector<gpulab::SkippedLine> skipped;
+  const gpulab::Progress progress = gpulab::parse_progress(text, &skipped);
   int previous = 0;
   for (const auto& line : skipped) {
     if (line.number <= previous || line.text.empty() || line.text[0] == '#') std::abort();
@@ -24,8 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (progress.passed_count() < 0 || progress.passed_count() > static_cast<int>(progress.lessons.size())) std::abort();
   // What it read, written and read again, is the same text: nothing is lost or invented.
-  const std::string written = gpulab::tutor::progress_text(progress);
-  std::vector<gpulab::tutor::SkippedLine> again;
-  if (gpulab::tutor::progress_text(gpulab::tutor::parse_progress(written, &again)) != written || !again.empty()) std::abort();
+  const std::string written = gpulab::progress_text(progress);
+  std::vector<gpulab::SkippedLine> again;
+  if (gpulab::progress_text(gpulab::parse_progress(written, &again)) != written || !again.empty()) std::abort();
   return 0;
 }

@@ -8,7 +8,7 @@ report out of the grading row of the copy's src/README.md table (the rule's one 
 expects grading's right-way include of report/verdict.h to be named, and removes the table
 and expects exit 2:
 
-  src/model/planted.cpp    #include "tutor/progress.h"                     (model may use no module)
+  src/model/planted.cpp    #include "workspace/progress.h"                     (model may use no module)
   src/grading/planted.cpp  #include "backend/sim/runtime/driver.h"         (only backend/sim may)
   cli/planted.cpp          #include "../src/backend/sim/aten/HostAlias.h"  (the same, by relative path)
 
@@ -22,7 +22,7 @@ import tempfile
 
 PLANTED = [
     # (new file, a right-way include, the wrong-way include, what the message must say)
-    ("src/model/planted.cpp", "model/node.h", "tutor/progress.h", "model may not include tutor"),
+    ("src/model/planted.cpp", "model/node.h", "workspace/progress.h", "model may not include workspace"),
     ("src/grading/planted.cpp", "report/verdict.h", "backend/sim/runtime/driver.h",
      "only src/backend/sim includes src/backend/sim"),
     # a relative path reaches the simulator's insides too

@@ -48,7 +48,7 @@ Manifest course() {
 StudentTree student(const std::string& name, const std::string& progress_text) {
   StudentTree tree;
   tree.name = name;
-  tree.progress = tutor::parse_progress(progress_text, &tree.skipped);
+  tree.progress = parse_progress(progress_text, &tree.skipped);
   return tree;
 }
 

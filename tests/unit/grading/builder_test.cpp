@@ -91,8 +91,14 @@ TEST_CASE("a Ninja build asks cmake for every target at once, going on past fail
   CHECK(result.failures.empty());
   CHECK(result.messages.empty());
   REQUIRE(cmake.calls.size() == 1);
-  CHECK(cmake.calls[0].argv ==
-        std::vector<std::string>{"cmake", "--build", build.path(), "--target", "lesson-01", "lesson01-checks", "--", "-k", "0"});
+  // Ninja itself when it is on the PATH (cmake --build adds seconds to a build with nothing
+  // to do), else cmake --build; either way every target that compiles is built (-k 0).
+  const auto& argv = cmake.calls[0].argv;
+  if (argv.at(0) == "cmake")
+    CHECK(argv == std::vector<std::string>{"cmake", "--build", build.path(), "--target", "lesson-01", "lesson01-checks", "--", "-k", "0"});
+  else
+    CHECK(argv == std::vector<std::string>{argv.at(0), "-C", build.path(), "lesson-01", "lesson01-checks", "-k", "0"});
+  CHECK((argv.at(0) == "cmake" || fs::path(argv.at(0)).filename() == "ninja"));
   CHECK(cmake.calls[0].timeout_s == 3600);  // a cold build folder on a small machine
   CHECK(fs::exists(build.path() + "/.gpulab-build.lock"));  // the ./gpulab script's lock
 }

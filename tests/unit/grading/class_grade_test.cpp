@@ -205,7 +205,7 @@ TEST_CASE("grade-in-box writes all of its result on the descriptor, or says it c
 TEST_CASE("grade-in-box refuses a result descriptor that is not open, before grading anything", "[unit][grading][class]") {
   std::ostringstream progress;
   try {
-    gpulab::grading::grade_in_box({}, -1, progress);
+    gpulab::grading::grade_in_box(gpulab::Manifest{}, {}, -1, progress);
     FAIL("graded without a result descriptor");
   } catch (const gpulab::Failure& failure) {
     CHECK(failure.outcome == gpulab::Outcome::kUsage);

@@ -38,7 +38,7 @@ struct FakeGrader {
   std::vector<LessonGrade> solutions;
 
   gpulab::grading::Grader grader() {
-    return [this](const GradeOptions& options, std::ostream&) {
+    return [this](const gpulab::Manifest&, const GradeOptions& options, std::ostream&) {
       asked.push_back(options);
       Grading grading;
       grading.lessons = options.solution ? solutions : exercises;
@@ -47,6 +47,7 @@ struct FakeGrader {
   }
 };
 
+const gpulab::Manifest kManifest{};  // the fake grader reads none of it
 const std::vector<gpulab::ListedLesson> kListed = {{"01", "01-meet-the-node"}, {"04", "04-which-gpu-is-cuda-1"}};
 
 }  // namespace
@@ -55,7 +56,7 @@ TEST_CASE("the shipped lessons are graded twice, exercises then solutions, witho
   FakeGrader engine;
   engine.exercises = {graded("01", "failed", true), graded("04", "failed", true)};
   engine.solutions = {graded("01", "passed", false), graded("04", "passed", false)};
-  CHECK(shipped_lesson_problems(kListed, 42, engine.grader()).empty());  // lessons as they must be
+  CHECK(shipped_lesson_problems(kManifest, kListed, 42, engine.grader()).empty());  // lessons as they must be
   REQUIRE(engine.asked.size() == 2);
   CHECK_FALSE(engine.asked[0].solution);
   CHECK(engine.asked[1].solution);
@@ -73,7 +74,7 @@ TEST_CASE("an exercise that passes, or that does not compile, run and fail a che
   engine.exercises = {graded("01", "passed", false),
                       graded("04", "build_failed", false, "main.cpp:3: error: expected ';'\nIn function main\n")};
   engine.solutions = {graded("01", "passed", false), graded("04", "passed", false)};
-  const auto problems = shipped_lesson_problems(kListed, 60, engine.grader());
+  const auto problems = shipped_lesson_problems(kManifest, kListed, 60, engine.grader());
   CHECK(problems == std::vector<std::string>{
                         "lessons/01-meet-the-node/main.cpp: the shipped exercise passes its checks; leave the lesson's mistake "
                         "in it, or make the checks catch it",
@@ -86,7 +87,7 @@ TEST_CASE("an exercise that failed without a failed check (crashed, or the check
   engine.exercises = {graded("01", "crashed", false, "the checks crashed with SIGSEGV (signal 11) before giving a verdict\n"),
                       graded("04", "failed", false, "the checks exited with code 1\n")};
   engine.solutions = {graded("01", "passed", false), graded("04", "passed", false)};
-  const auto problems = shipped_lesson_problems(kListed, 60, engine.grader());
+  const auto problems = shipped_lesson_problems(kManifest, kListed, 60, engine.grader());
   REQUIRE(problems.size() == 2);
   CHECK(problems[0] == "lessons/01-meet-the-node/main.cpp: the shipped exercise must compile, run and fail its checks, but: "
                        "crashed: the checks crashed with SIGSEGV (signal 11) before giving a verdict");
@@ -98,7 +99,7 @@ TEST_CASE("a solution that does not pass is a problem, with its first failure or
   FakeGrader engine;
   engine.exercises = {graded("01", "failed", true), graded("04", "failed", true)};
   engine.solutions = {graded("01", "failed", true), graded("04", "timed_out", false, "the checks did not finish within 60 s\nmore\n")};
-  const auto problems = shipped_lesson_problems(kListed, 60, engine.grader());
+  const auto problems = shipped_lesson_problems(kManifest, kListed, 60, engine.grader());
   CHECK(problems == std::vector<std::string>{
                         "solutions/01-meet-the-node/main.cpp: the solution fails its checks (failed): expected: GPU 3 — "
                         "observed: GPU 2; fix the solution or the checks",

@@ -361,11 +361,6 @@ TEST_CASE("the lesson it starts at comes from --lesson or the progress file, and
   CHECK_THROWS(tutor_with({}, options));
 }
 
-TEST_CASE("an exercise's goal is its TODO comment block", "[tutor]") {
-  CHECK(goal_of_text("#include <x>\n  // TODO: put x on\n  //   physical GPU 3.\nint main() {}\n") == "put x on physical GPU 3.");
-  CHECK(goal_of_text("int main() {}\n") == "");
-}
-
 TEST_CASE("a build that cannot start ends the job, and the lesson's first screen still ends", "[tutor]") {
   Progress progress;
   progress.lessons["01"].predictions_right = 2;
@@ -377,8 +372,8 @@ TEST_CASE("a build that cannot start ends the job, and the lesson's first screen
   CHECK(tutor.on_run(run_showing_x_on_3()).empty());  // no job: a late result is ignored
 }
 
-// ./gpulab start builds the lesson the tutorial will open before its first question
-// (`gpulab targets start`): the same choice as the tutorial's own.
+// gpulab start builds the lesson the tutorial will open before its first question
+// (cli/start.cpp, from the Tutor it starts): the same choice as the tutorial's own.
 TEST_CASE("the tutorial starts at --lesson, else the current lesson, else the first not passed", "[tutor]") {
   const Manifest manifest = two_lessons();
   Progress progress;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace gpulab::tutor {
+namespace gpulab {
 
 struct LessonProgress {
   bool passed = false;
@@ -55,4 +55,4 @@ Progress load_progress(const std::string& path);
 /// Writes it atomically (a temporary file renamed over it): a crash never leaves half a file.
 void save_progress(const std::string& path, const Progress& progress);
 
-}  // namespace gpulab::tutor
+}  // namespace gpulab

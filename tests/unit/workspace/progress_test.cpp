@@ -1,4 +1,4 @@
-// The progress file (src/tutor/progress.h): its text both ways, and the file.
+// The progress file (src/workspace/progress.h): its text both ways, and the file.
 #include <unistd.h>
 
 #include <cstdio>
@@ -6,9 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "tutor/progress.h"
+#include "workspace/progress.h"
 
-using namespace gpulab::tutor;
+using namespace gpulab;
 
 TEST_CASE("progress survives a round trip through its text and its file", "[progress]") {
   Progress progress;

@@ -1,4 +1,4 @@
-#include "tutor/progress.h"
+#include "workspace/progress.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace gpulab::tutor {
+namespace gpulab {
 namespace {
 
 // "1/2": right/asked, 0 <= right <= asked; anything after the second number is ignored.
@@ -137,4 +137,4 @@ void save_progress(const std::string& path, const Progress& progress) {
   }
 }
 
-}  // namespace gpulab::tutor
+}  // namespace gpulab
