@@ -58,6 +58,7 @@ inline std::optional<Backend> backend_named(const std::string& name) {
 class Observer {
  public:
   virtual ~Observer() = default;
+  /// The simulated node, or real GPUs (NVML).
   virtual Backend backend() const = 0;
   /// The simulated node's name, or the host name on real GPUs.
   virtual std::string node() const = 0;
