@@ -45,7 +45,7 @@ void run_lesson_program(const RunOptions& options, const Workspace& workspace) {
     request.on_launch = [](const std::string& command) { std::cerr << "   launched as: " << command << '\n'; };
     if (options.picture) request.after_step = [explain](const RunDocument& document) { print_picture(document, explain); };
   }
-  const grading::RunResult run = grading::run_lesson(lesson, request, workspace.programs());
+  const grading::RunResult run = grading::run_lesson_program(lesson, request, workspace.programs());
   if (request.json) {
     std::cerr << run.err;
     std::cout << (run.document.kind == RunDocument::Kind::kSingle ? run.last.out : run.document.json()) << std::flush;

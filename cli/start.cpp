@@ -124,7 +124,7 @@ class Start {
   // The picture's run, with the checks beside it when they follow.
   void run(const LessonEntry& lesson, const Action& action) {
     if (action.checks_follow) checks_beside_.emplace(lesson.id, tutor_.checks_request(action), workspace_.programs());
-    const grading::RunResult result = grading::run_lesson(lesson, tutor_.run_request(), workspace_.programs());
+    const grading::RunResult result = grading::run_lesson_program(lesson, tutor_.run_request(), workspace_.programs());
     perform(tutor_.on_run(result));
     checks_beside_.reset();  // taken by checks(); or, when the run failed, stopped unseen
   }

@@ -373,7 +373,7 @@ LessonTruth run_truth(const LessonEntry& lesson, const grading::Programs& progra
   request.timeout_s = timeout_s;
   grading::RunResult run;
   try {
-    run = grading::run_lesson(lesson, request, programs);
+    run = grading::run_lesson_program(lesson, request, programs);
   } catch (const std::exception& e) {
     truth.note = fmt::format("unknown: lesson-{} could not run ({})", lesson.id, e.what());
     return truth;

@@ -77,7 +77,7 @@ nlohmann::json observe_placement(const LessonEntry& lesson, bool solution, doubl
   request.extra_env = {{"GPULAB_STATE_DIR", state.path()}};
   RunResult run;
   try {
-    run = run_lesson(lesson, request, programs);
+    run = run_lesson_program(lesson, request, programs);
   } catch (const std::exception&) {
     return nullptr;
   }

@@ -159,7 +159,7 @@ std::optional<std::string> visibility_note(const Env& env) {
   }
 }
 
-RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const Programs& programs, const ProcessRun& run_program) {
+RunResult run_lesson_program(const LessonEntry& lesson, const RunRequest& request, const Programs& programs, const ProcessRun& run_program) {
   ProcessOptions base;
   base.timeout_s = request.timeout_s;
   base.env = request.extra_env;

@@ -90,8 +90,8 @@ struct RunResult {
 /// wins over the scenario's variables. Throws std::runtime_error when it cannot start.
 /// `run` starts each program (a test's fake: the argv, environment, folder and time limit
 /// it gets are the run's request; what it returns and writes is the program's answer).
-RunResult run_lesson(const LessonEntry& lesson, const RunRequest& request, const Programs& programs,
-                     const ProcessRun& run = run_process);
+RunResult run_lesson_program(const LessonEntry& lesson, const RunRequest& request, const Programs& programs,
+                             const ProcessRun& run = run_process);
 
 // ---- running a lesson's checks -------------------------------------------------------------
 

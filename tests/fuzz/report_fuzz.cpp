@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   if (report.pid < 1 || report.exit_code < 0 || report.exit_code > 255) std::abort();
-  if (report.backend != Backend::kSim && report.backend != Backend::kCuda) std::abort();
+  if (report.backend != gpulab::Backend::kSim && report.backend != gpulab::Backend::kCuda) std::abort();
   for (const auto& observation : report.observations) {
     if (report.observation(observation.label) == nullptr) std::abort();
     for (const auto& gpu : observation.gpus) {

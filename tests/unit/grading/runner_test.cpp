@@ -1,4 +1,4 @@
-// The one runner (grading/runner.h run_lesson): what a lesson's run asks of the system (each
+// The one runner (grading/runner.h run_lesson_program): what a lesson's run asks of the system (each
 // program's command line, environment, folder and time limit, one run or steps or ranks
 // under the launcher) and how it reads what the programs answered (their printed reports,
 // or the reports they left in GPULAB_REPORT_DIR). The programs are a fake that records what
@@ -25,7 +25,7 @@ using gpulab::ProcessResult;
 using gpulab::RunDocument;
 using gpulab::TempDir;
 using gpulab::grading::Programs;
-using gpulab::grading::run_lesson;
+using gpulab::grading::run_lesson_program;
 using gpulab::grading::RunRequest;
 using nlohmann::json;
 
@@ -119,7 +119,7 @@ TEST_CASE("a one-process lesson runs its program with the manifest's arguments, 
   request.json = true;
   request.timeout_s = 45;
   request.extra_env = {{"GPULAB_STATE_DIR", "/state"}};
-  const auto run = run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+  const auto run = run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
   REQUIRE(programs.calls.size() == 1);
   const ProcessOptions& asked = programs.calls[0];
   CHECK(asked.argv == std::vector<std::string>{"/build/bin/lesson-04", "--gpu", "3", "--json"});
@@ -143,7 +143,7 @@ TEST_CASE("the solution, a student's programs folder, and the learner's own argu
   RunRequest request;
   request.solution = true;
   request.args = {"--gpu", "5"};
-  const auto run = run_lesson(lesson04(), request, {"/build/bin", {}, "/grading/alice/bin"}, programs.run());
+  const auto run = run_lesson_program(lesson04(), request, {"/build/bin", {}, "/grading/alice/bin"}, programs.run());
   REQUIRE(programs.calls.size() == 1);
   CHECK(programs.calls[0].argv == std::vector<std::string>{"/grading/alice/bin/solution-04", "--gpu", "5"});
   CHECK_FALSE(programs.calls[0].capture);  // not --json: its output streams to ours
@@ -155,9 +155,9 @@ TEST_CASE("the learner's own setting of a scenario variable wins; a grader's pla
   setenv(kVisible, "7", 1);
   FakePrograms programs;
   RunRequest request;
-  run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+  run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
   request.learner_env = false;
-  run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+  run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
   unsetenv(kVisible);
   REQUIRE(programs.calls.size() == 2);
   // The learner's: theirs is inherited, the scenario does not set it.
@@ -194,7 +194,7 @@ TEST_CASE("a program's end decides the run's outcome", "[unit][grading][runner]"
     programs.answer = [&c](const ProcessOptions&, std::size_t) { return c.end; };
     RunRequest request;
     request.timeout_s = 30;
-    const auto run = run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+    const auto run = run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
     CHECK(run.outcome == c.outcome);
     CHECK(run.what == c.what);
     CHECK(run.last.exit_code == c.end.exit_code);
@@ -206,7 +206,7 @@ TEST_CASE("what a program printed that is no report is kept, with why", "[unit][
   programs.answer = [](const ProcessOptions&, std::size_t) { return ProcessResult{0, 0, false, "Segmentation fault?\n", ""}; };
   RunRequest request;
   request.json = true;
-  const auto run = run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+  const auto run = run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
   REQUIRE(run.document.parts.size() == 1);
   CHECK_FALSE(run.document.parts[0].report);
   CHECK(run.document.parts[0].json == "Segmentation fault?\n");
@@ -226,7 +226,7 @@ TEST_CASE("a lesson in steps runs each in order in a folder of its own, told, un
   request.on_step = [&told](std::size_t i, std::size_t n, const std::string& text) {
     told.push_back(std::to_string(i) + "/" + std::to_string(n) + " " + text);
   };
-  const auto run = run_lesson(lesson_in_steps(), request, {bin, {}, ""}, programs.run());
+  const auto run = run_lesson_program(lesson_in_steps(), request, {bin, {}, ""}, programs.run());
   const std::string folder = bin + "/../lesson-work/16";
   CHECK(fs::is_directory(folder));  // the steps' shared files go here, not in the learner's tree
   REQUIRE(programs.calls.size() == 2);  // the third step never runs
@@ -251,7 +251,7 @@ TEST_CASE("the learner's own arguments make a lesson in steps one run", "[unit][
   RunRequest request;
   request.json = true;
   request.args = {"--load", "mine.pt"};
-  const auto run = run_lesson(lesson_in_steps(), request, {build.path() + "/bin", {}, ""}, programs.run());
+  const auto run = run_lesson_program(lesson_in_steps(), request, {build.path() + "/bin", {}, ""}, programs.run());
   REQUIRE(programs.calls.size() == 1);
   CHECK(programs.calls[0].argv == std::vector<std::string>{build.path() + "/bin/lesson-16", "--load", "mine.pt", "--json"});
   CHECK(run.document.kind == RunDocument::Kind::kSingle);
@@ -273,7 +273,7 @@ TEST_CASE("a launched lesson runs under gpulab launch, and its ranks' reports ar
   RunRequest request;
   request.on_launch = [&launch_line](const std::string& line) { launch_line = line; };
   request.after_step = [&pictured](const RunDocument& document) { pictured.push_back(document); };
-  const auto run = run_lesson(launched_lesson(), request, {"/build/bin", {}, ""}, programs.run());
+  const auto run = run_lesson_program(launched_lesson(), request, {"/build/bin", {}, ""}, programs.run());
   REQUIRE(programs.calls.size() == 1);
   const std::string folder = *variable(programs.calls[0], "GPULAB_REPORT_DIR");
   CHECK(programs.calls[0].argv == std::vector<std::string>{"/build/bin/gpulab", "launch", "--nproc-per-node", "4", "--nnodes", "2",
@@ -301,7 +301,7 @@ TEST_CASE("a launched lesson with --json: the launcher quiet, the document from 
   RunRequest request;
   request.json = true;
   request.on_launch = [&launch_told](const std::string&) { launch_told = true; };
-  const auto run = run_lesson(launched_lesson(), request, {"/build/bin", {}, ""}, programs.run());
+  const auto run = run_lesson_program(launched_lesson(), request, {"/build/bin", {}, ""}, programs.run());
   REQUIRE(programs.calls.size() == 1);
   const auto& argv = programs.calls[0].argv;
   REQUIRE(argv.size() > 7);
@@ -328,13 +328,13 @@ TEST_CASE("a one-process run streamed: its report is read from its folder for th
   std::vector<RunDocument> pictured;
   RunRequest request;
   request.after_step = [&pictured](const RunDocument& document) { pictured.push_back(document); };
-  run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+  run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
   REQUIRE(pictured.size() == 1);
   REQUIRE(pictured[0].parts.size() == 1);
   REQUIRE(pictured[0].parts[0].report);
   CHECK(pictured[0].parts[0].report->pid == 100);
   crash = true;
-  const auto run = run_lesson(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
+  const auto run = run_lesson_program(lesson04(), request, {"/build/bin", {}, ""}, programs.run());
   CHECK(pictured.size() == 1);  // no picture of a crash
   CHECK(run.outcome == Outcome::kCrashed);
 }
